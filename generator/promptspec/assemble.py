@@ -1,0 +1,535 @@
+"""Assembly: one variant of the matrix -> the exact request Codex would send.
+
+The request is base instructions plus messages of sections, in the spec's
+layout order (Codex's by default).  A section renders as start marker + body +
+end marker with nothing in between.  Most sections are the same across many
+variants, so rendering is cached by what a template actually reads: a
+fragment that only mentions `cwd` renders once, not once per variant.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+import jinja2
+from jinja2 import meta, nodes
+
+from . import agents_md
+from .errors import SpecError, UsageError
+from .spec import SLOT_ROLE, Choice, Fragment, Model, Rule, Spec
+
+# ---------------------------------------------------------------------------
+# The data model handed to everything downstream.
+
+
+@dataclass(frozen=True, order=True)
+class Variant:
+    """One cell of the matrix: a value for every axis."""
+
+    model: str
+    personality: str
+    mode: str
+    extra: tuple[tuple[str, str], ...] = ()
+
+    def value(self, axis: str) -> str:
+        if axis in ("model", "personality", "mode"):
+            return getattr(self, axis)
+        return dict(self.extra)[axis]
+
+    @property
+    def values(self) -> tuple[tuple[str, str], ...]:
+        return (("model", self.model), ("personality", self.personality), ("mode", self.mode), *self.extra)
+
+    @property
+    def id(self) -> str:
+        return "/".join(v for _, v in self.values)
+
+    @property
+    def slug(self) -> str:
+        """File-name form; axis values are validated safe names, so '--' joins them unambiguously."""
+        return "--".join(v for _, v in self.values)
+
+
+@dataclass(frozen=True)
+class Section:
+    fragment: str
+    slot: str
+    role: str
+    start: str
+    body: str
+    end: str
+    source: str
+
+    @property
+    def text(self) -> str:
+        return self.start + self.body + self.end
+
+    @property
+    def label(self) -> str:
+        """How the layout view names a section: its start marker, else its first line."""
+        head = self.start or self.text
+        first = head.strip("\n").split("\n", 1)[0].strip()
+        return first[:60] if first else f"({self.fragment})"
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    sections: tuple[Section, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(s.text for s in self.sections)
+
+
+@dataclass(frozen=True)
+class BaseInstructions:
+    text: str
+    rule: str  # "override" | "template" | "base_instructions"
+    detail: str  # e.g. "personality_friendly" or the override file
+    source: str
+
+
+@dataclass(frozen=True)
+class Request:
+    variant: Variant
+    model: str
+    base: BaseInstructions
+    messages: tuple[Message, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def sections(self) -> Iterator[tuple[int, Message, Section]]:
+        for i, message in enumerate(self.messages):
+            for section in message.sections:
+                yield i, message, section
+
+
+# ---------------------------------------------------------------------------
+# The matrix
+
+
+def _matches(rule: Rule, variant: Variant) -> bool:
+    return all(any(fnmatch.fnmatchcase(variant.value(axis), pat) for pat in pats) for axis, pats in rule.match.items())
+
+
+def matrix(spec: Spec) -> list[Variant]:
+    """Every variant, in axis order: the product, filtered by include/exclude."""
+    names = [name for name, _ in spec.axes]
+    out = []
+    for combo in itertools.product(*(values for _, values in spec.axes)):
+        extra = tuple(zip(names[3:], combo[3:]))
+        v = Variant(combo[0], combo[1], combo[2], extra)
+        if spec.include and not any(_matches(r, v) for r in spec.include):
+            continue
+        if any(_matches(r, v) for r in spec.exclude):
+            continue
+        out.append(v)
+    return out
+
+
+def find_variant(spec: Spec, model: str | None, personality: str | None, mode: str | None, extra: Mapping[str, str] | None = None) -> Variant:
+    """Resolve a command-line request to a variant, with a clear error if unknown."""
+    extra = dict(extra or {})
+    chosen: dict[str, str] = {}
+    for axis, values in spec.axes:
+        given = {"model": model, "personality": personality, "mode": mode}.get(axis, extra.pop(axis, None))
+        if given is None:
+            given = values[0] if axis != "personality" or "default" not in values else "default"
+        if given not in values:
+            raise UsageError(f"unknown {axis} {given!r}; known: {', '.join(values)}")
+        chosen[axis] = given
+    if extra:
+        raise UsageError(f"unknown axis {sorted(extra)[0]!r}; axes: {', '.join(a for a, _ in spec.axes)}")
+    v = Variant(chosen["model"], chosen["personality"], chosen["mode"], tuple((a, chosen[a]) for a, _ in spec.axes[3:]))
+    if v not in set(matrix(spec)):
+        raise UsageError(f"variant {v.id} is excluded by the spec's matrix rules")
+    return v
+
+
+# ---------------------------------------------------------------------------
+# Base instructions
+
+
+PERSONALITY_PLACEHOLDER = "{{ personality }}"
+
+
+def base_instructions(spec: Spec, model: Model, personality: str) -> BaseInstructions:
+    """Codex's rule: an override wins; else the model's template with the
+    personality filled in by plain replacement; else `base_instructions`."""
+    if spec.instructions_override:
+        text, path = spec.fs.read_text(spec.instructions_override)
+        shown = spec.fs.display(path)
+        return BaseInstructions(text, "override", shown, shown)
+    template = model.instructions_template
+    if template is not None:
+        if personality == "none":
+            key, value = "none", ""
+        else:
+            key = f"personality_{personality}"
+            value = model.instructions_variables.get(key)
+            if value is None and key not in model.instructions_variables:
+                if personality == "default":
+                    value = ""
+                else:
+                    key += " (not defined: empty)"
+            value = value or ""
+        return BaseInstructions(
+            template.replace(PERSONALITY_PLACEHOLDER, value),
+            "template",
+            key,
+            f"{spec.models_file}#{model.slug}.model_messages.instructions_template",
+        )
+    assert model.base_instructions is not None  # the loader guarantees one of the two
+    return BaseInstructions(
+        model.base_instructions, "base_instructions", "", f"{spec.models_file}#{model.slug}.base_instructions"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Rendering with a cache keyed by what each template reads
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    return id(value)
+
+
+class _Obj(Mapping[str, Any]):
+    """A read-only record for templates (`model.slug`), hashed by a token so
+    cache keys stay cheap."""
+
+    def __init__(self, token: Any, data: Mapping[str, Any]):
+        self._token = token
+        self._data = dict(data)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(self._token)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Obj) and other._token == self._token
+
+    def __repr__(self) -> str:
+        return f"<{self._token}>"
+
+
+_EVERYTHING = frozenset({"*"})
+
+
+class Assembler:
+    """Assembles variants of one spec, sharing work between them."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+        self.renderer = spec.renderer
+        self._deps: dict[str, frozenset[str]] = {}
+        self._cache: dict[Any, Any] = {}
+        self._models = {m.slug: m for m in spec.models}
+
+    # -- dependencies -------------------------------------------------------
+    def _template_deps(self, source: str, where: str, seen: frozenset[str] = frozenset()) -> frozenset[str]:
+        key = where + "\x00" + source
+        if key in self._deps:
+            return self._deps[key]
+        if where in seen:
+            raise SpecError("circular include", where, hint="a template includes itself through others; break the cycle")
+        try:
+            tree = self.renderer.env.parse(source)
+        except jinja2.TemplateSyntaxError as exc:
+            raise SpecError(f"template syntax error: {exc.message}", where, line=exc.lineno, hint="fix the Jinja syntax") from None
+        names = set(meta.find_undeclared_variables(tree)) - set(self.renderer.env.globals)
+        for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
+            target = node.template
+            if isinstance(target, nodes.Const) and isinstance(target.value, str):
+                text, path = self.spec.fs.read_text(target.value, origin=where)
+                names |= self._template_deps(text, self.spec.fs.display(path), seen | {where})
+            else:
+                names |= _EVERYTHING
+        deps = frozenset(names)
+        self._deps[key] = deps
+        return deps
+
+    def _file_source(self, ref: str) -> tuple[str, str]:
+        text, path = self.spec.fs.read_text(ref)
+        return text, self.spec.fs.display(path)
+
+    def _render(self, engine: str, inline: str | None, ref: str | None, where: str, ctx: "_Context") -> str:
+        if inline is not None:
+            source, shown = inline, where
+        else:
+            assert ref is not None
+            source, shown = self._file_source(ref)
+        if engine == "codex":
+            deps = frozenset(agents_md_names(source))
+        else:
+            deps = self._template_deps(source, shown)
+        key = (engine, shown, source if inline is not None else None, ctx.key(deps))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        values = ctx.values(deps)
+        if engine == "codex":
+            if inline is not None:
+                from .templating import _codex_placeholders
+
+                out = _codex_placeholders(inline, values, where)
+            else:
+                out = self.renderer.render_codex(ref, values)  # type: ignore[arg-type]
+        elif inline is not None:
+            out = self.renderer.render_string(inline, values, where)
+        else:
+            out = self.renderer.render_file(ref, values)  # type: ignore[arg-type]
+        self._cache[key] = out
+        return out
+
+    # -- context --------------------------------------------------------------
+    def _context(self, variant: Variant) -> "_Context":
+        key = ("ctx", variant)
+        ctx = self._cache.get(key)
+        if ctx is None:
+            ctx = _Context(self, variant)
+            self._cache[key] = ctx
+        return ctx
+
+    def choice_text(self, choice: Choice, kind: str, ctx: "_Context") -> str:
+        if choice.template is None:
+            return ""
+        return self._render(choice.engine, None, choice.template, f"{kind}s.{choice.name}", ctx)
+
+    # -- assembly -------------------------------------------------------------
+    def applies(self, fragment: Fragment, variant: Variant) -> bool:
+        for axis, patterns in fragment.when.items():
+            try:
+                value = variant.value(axis)
+            except KeyError:
+                raise SpecError(
+                    f"'when' names unknown axis {axis!r}", fragment.source, line=fragment.line,
+                    hint=f"axes: {', '.join(a for a, _ in self.spec.axes)}",
+                ) from None
+            if not any(fnmatch.fnmatchcase(value, p) for p in patterns):
+                return False
+        return True
+
+    def section(self, fragment: Fragment, variant: Variant, ctx: "_Context") -> Section | None:
+        for name in fragment.requires:
+            if not ctx.has(name):
+                raise SpecError(
+                    f"'requires' names {name!r}, which is not a scenario value", fragment.source, line=fragment.line,
+                    hint="name a scenario key or one of the fragment's variables",
+                )
+            if not ctx.get(name, fragment):
+                return None
+        fctx = ctx.with_fragment(fragment)
+        where = fragment.source
+        body = self._render(fragment.engine, fragment.body, fragment.body_file, where, fctx)
+        if body == "":
+            return None
+        start = self._marker(fragment, fragment.start, fctx)
+        end = self._marker(fragment, fragment.end, fctx)
+        role = SLOT_ROLE[self.spec.slot_message(fragment.slot)]
+        source = fragment.body_file and self.spec.fs.display(self.spec.fs.resolve(fragment.body_file)) or where
+        skey = ("section", fragment.name, start, body, end)
+        cached = self._cache.get(skey)
+        if cached is None:
+            cached = Section(fragment.name, fragment.slot, role, start, body, end, source)
+            self._cache[skey] = cached
+        return cached
+
+    def _marker(self, fragment: Fragment, marker: str, ctx: "_Context") -> str:
+        if "{" not in marker:
+            return marker
+        return self._render(fragment.engine, marker, None, f"{fragment.source} (marker)", ctx)
+
+    def assemble(self, variant: Variant) -> Request:
+        spec = self.spec
+        model = self._models[variant.model]
+        ctx = self._context(variant)
+        by_slot: dict[str, list[Fragment]] = {}
+        for fragment in spec.fragments:
+            if self.applies(fragment, variant):
+                by_slot.setdefault(fragment.slot, []).append(fragment)
+        messages: list[Message] = []
+        for group, slots in spec.layout.items():
+            role = SLOT_ROLE[group]
+            collected: list[Section] = []
+            for slot in slots:
+                for fragment in sorted(by_slot.get(slot, ()), key=lambda f: (f.order, f.name)):
+                    section = self.section(fragment, variant, ctx)
+                    if section is None:
+                        continue
+                    if group == "separate_developer":
+                        messages.append(Message(role, (section,)))
+                    else:
+                        collected.append(section)
+            if collected:
+                messages.append(Message(role, tuple(collected)))
+        notes = []
+        docs = ctx.docs()
+        if docs is not None and docs.note():
+            notes.append(docs.note())
+        return Request(variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n))
+
+
+def agents_md_names(source: str) -> set[str]:
+    from .templating import CODEX_PLACEHOLDER
+
+    return set(CODEX_PLACEHOLDER.findall(source))
+
+
+class _Context:
+    """The values a variant's templates may read, computed lazily and once."""
+
+    def __init__(self, asm: Assembler, variant: Variant):
+        self.asm = asm
+        self.variant = variant
+        spec = asm.spec
+        self.scalars: dict[str, Any] = dict(spec.scenario)
+        self.tokens: dict[str, Any] = {}
+        for axis, value in variant.extra:
+            self.scalars[axis] = value
+        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base"}
+        self._values: dict[str, Any] = {}
+        self._docs: agents_md.ProjectDocs | None = None
+        self._docs_done = False
+        self._base: BaseInstructions | None = None
+        self.fragment: Fragment | None = None
+
+    def with_fragment(self, fragment: Fragment) -> "_Context":
+        if not fragment.variables:
+            return self
+        child = _Context.__new__(_Context)
+        child.__dict__.update(self.__dict__)
+        child.scalars = {**self.scalars, **fragment.variables}
+        child.tokens = {}
+        child._values = self._values
+        child.fragment = fragment
+        return child
+
+    def has(self, name: str) -> bool:
+        return name in self.scalars or name in self._lazy
+
+    def get(self, name: str, fragment: Fragment | None = None) -> Any:
+        if fragment is not None and name in fragment.variables:
+            return fragment.variables[name]
+        if name in self.scalars:
+            return self.scalars[name]
+        if name in self._values:
+            return self._values[name]
+        value = self._compute(name)
+        self._values[name] = value
+        return value
+
+    def _compute(self, name: str) -> Any:
+        spec, v = self.asm.spec, self.variant
+        if name == "model":
+            m = self.asm._models[v.model]
+            data = {
+                "slug": m.slug,
+                "display_name": m.display_name,
+                "description": m.description,
+                "context_window": m.context_window,
+                "max_context_window": m.max_context_window,
+                "effective_context_window_percent": m.effective_context_window_percent,
+                "auto_compact_token_limit": m.auto_compact_token_limit,
+                "has_instructions_template": m.instructions_template is not None,
+                "instructions_variables": dict(m.instructions_variables),
+                "bakes_personality": m.instructions_template is not None
+                and PERSONALITY_PLACEHOLDER in m.instructions_template,
+            }
+            return _Obj(("model", m.slug), data)
+        if name in ("personality", "mode"):
+            choice = spec.personality(v.personality) if name == "personality" else spec.mode(v.mode)
+            text = self.asm.choice_text(choice, name, self)
+            data = {"name": choice.name, "display_name": choice.display_name, "description": choice.description, "text": text}
+            return _Obj((name, choice.name, text), data)
+        if name == "agents_md":
+            docs = self.docs()
+            return docs.text if docs else ""
+        if name == "variant":
+            return _Obj(("variant", v), dict(v.values, id=v.id))
+        if name == "base":
+            b = self.base()
+            return _Obj(("base", b), {"text": b.text, "rule": b.rule, "detail": b.detail})
+        raise KeyError(name)
+
+    def docs(self) -> agents_md.ProjectDocs | None:
+        if not self._docs_done:
+            spec = self.asm.spec
+            cwd = self.scalars.get("cwd", spec.agents.project_root)
+            key = ("docs", _freeze(cwd))
+            docs = self.asm._cache.get(key)
+            if docs is None:
+                docs = agents_md.discover(spec, agents_md.check_cwd(spec, cwd))
+                self.asm._cache[key] = docs
+            self._docs, self._docs_done = docs, True
+        return self._docs
+
+    def base(self) -> BaseInstructions:
+        if self._base is None:
+            key = ("base", self.variant.model, self.variant.personality)
+            base = self.asm._cache.get(key)
+            if base is None:
+                base = base_instructions(self.asm.spec, self.asm._models[self.variant.model], self.variant.personality)
+                self.asm._cache[key] = base
+            self._base = base
+        return self._base
+
+    def token(self, name: str) -> Any:
+        if name in self.tokens:
+            return self.tokens[name]
+        if name in self.scalars:
+            tok = _freeze(self.scalars[name])
+        elif name in self._lazy:
+            value = self.get(name)
+            tok = value if isinstance(value, (str, _Obj)) else _freeze(value)
+        else:
+            tok = ("undefined", name)
+        self.tokens[name] = tok
+        return tok
+
+    def key(self, deps: frozenset[str]) -> Any:
+        if "*" in deps:
+            return ("all", self.variant, self.fragment.name if self.fragment else None)
+        return tuple((name, self.token(name)) for name in sorted(deps))
+
+    def values(self, deps: frozenset[str]) -> dict[str, Any]:
+        if "*" in deps:
+            names = set(self.scalars) | self._lazy
+        else:
+            names = {n for n in deps if self.has(n)}
+        return {n: self.get(n) for n in names}
+
+
+def assemble(spec: Spec, variant: Variant) -> Request:
+    return Assembler(spec).assemble(variant)
+
+
+def assemble_all(spec: Spec, variants: Iterable[Variant] | None = None) -> list[Request]:
+    asm = Assembler(spec)
+    return [asm.assemble(v) for v in (matrix(spec) if variants is None else variants)]
+
