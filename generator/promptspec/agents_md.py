@@ -92,10 +92,12 @@ def discover(spec: Spec, cwd: str) -> ProjectDocs:
                 total += len(data)
                 used = data[: max(budget_left, 0)]
                 cut += len(data) - len(used)
-                budget_left -= len(used)
                 # Codex cuts at the byte and decodes lossily: a split character becomes U+FFFD.
                 kept = used.decode("utf-8", errors="replace")
-                if kept:
+                # Like Codex, test what was kept (not the whole file) for being blank:
+                # a blank kept part is skipped and spends no budget.
+                if kept.strip():
+                    budget_left -= len(used)
                     virtual = posixpath.join(cfg.project_root, rel_dir, name)
                     files.append(DocFile(virtual, spec.fs.display(path), kept, len(used), len(data)))
                 break

@@ -250,6 +250,20 @@ class Assembler:
         self._deps: dict[str, frozenset[str]] = {}
         self._cache: dict[Any, Any] = {}
         self._models = {m.slug: m for m in spec.models}
+        self._frozen_memo: dict[int, tuple[Any, Any]] = {}
+        self._sorted_deps: dict[frozenset[str], tuple[str, ...]] = {}
+
+    def _frozen(self, value: Any) -> Any:
+        """`_freeze(value)`, memoised by identity (the value is kept alive in the
+        memo, so an id is never reused): scenario lists and mappings are the same
+        objects in every variant, and re-freezing them per variant per section
+        was a fifth of assembly time at 10k variants."""
+        if isinstance(value, str):
+            return value
+        hit = self._frozen_memo.get(id(value))
+        if hit is None or hit[0] is not value:
+            hit = self._frozen_memo[id(value)] = (value, _freeze(value))
+        return hit[1]
 
     # -- dependencies -------------------------------------------------------
     def _template_deps(self, source: str, where: str, seen: frozenset[str] = frozenset()) -> frozenset[str]:
@@ -275,8 +289,13 @@ class Assembler:
         return deps
 
     def _file_source(self, ref: str) -> tuple[str, str]:
-        text, path = self.spec.fs.read_text(ref)
-        return text, self.spec.fs.display(path)
+        # Memoised per Assembler: resolving and displaying a path (realpath,
+        # relative_to) per section per variant dominated assembly at 10k variants.
+        hit = self._cache.get(("file", ref))
+        if hit is None:
+            text, path = self.spec.fs.read_text(ref)
+            hit = self._cache[("file", ref)] = (text, self.spec.fs.display(path))
+        return hit
 
     def _render(self, engine: str, inline: str | None, ref: str | None, where: str, ctx: "_Context") -> str:
         if inline is not None:
@@ -336,15 +355,15 @@ class Assembler:
         return True
 
     def section(self, fragment: Fragment, variant: Variant, ctx: "_Context") -> Section | None:
+        fctx = ctx.with_fragment(fragment)
         for name in fragment.requires:
-            if not ctx.has(name):
+            if not fctx.has(name):
                 raise SpecError(
                     f"'requires' names {name!r}, which is not a scenario value", fragment.source, line=fragment.line,
                     hint="name a scenario key or one of the fragment's variables",
                 )
-            if not ctx.get(name, fragment):
+            if not fctx.get(name, fragment):
                 return None
-        fctx = ctx.with_fragment(fragment)
         where = fragment.source
         body = self._render(fragment.engine, fragment.body, fragment.body_file, where, fctx)
         if body == "":
@@ -352,7 +371,7 @@ class Assembler:
         start = self._marker(fragment, fragment.start, fctx)
         end = self._marker(fragment, fragment.end, fctx)
         role = SLOT_ROLE[self.spec.slot_message(fragment.slot)]
-        source = fragment.body_file and self.spec.fs.display(self.spec.fs.resolve(fragment.body_file)) or where
+        source = fragment.body_file and self._file_source(fragment.body_file)[1] or where
         skey = ("section", fragment.name, start, body, end)
         cached = self._cache.get(skey)
         if cached is None:
@@ -418,6 +437,10 @@ class _Context:
         self._docs_done = False
         self._base: BaseInstructions | None = None
         self.fragment: Fragment | None = None
+        # Variant-level values (model, personality, agents_md...) are computed
+        # here, never in a fragment's child context, so a fragment's variables
+        # cannot leak into them through the shared `_values` memo.
+        self._root = self
 
     def with_fragment(self, fragment: Fragment) -> "_Context":
         if not fragment.variables:
@@ -440,7 +463,7 @@ class _Context:
             return self.scalars[name]
         if name in self._values:
             return self._values[name]
-        value = self._compute(name)
+        value = self._root._compute(name)
         self._values[name] = value
         return value
 
@@ -503,7 +526,7 @@ class _Context:
         if name in self.tokens:
             return self.tokens[name]
         if name in self.scalars:
-            tok = _freeze(self.scalars[name])
+            tok = self.asm._frozen(self.scalars[name])
         elif name in self._lazy:
             value = self.get(name)
             tok = value if isinstance(value, (str, _Obj)) else _freeze(value)
@@ -515,7 +538,10 @@ class _Context:
     def key(self, deps: frozenset[str]) -> Any:
         if "*" in deps:
             return ("all", self.variant, self.fragment.name if self.fragment else None)
-        return tuple((name, self.token(name)) for name in sorted(deps))
+        names = self.asm._sorted_deps.get(deps)
+        if names is None:
+            names = self.asm._sorted_deps[deps] = tuple(sorted(deps))
+        return tuple((name, self.token(name)) for name in names)
 
     def values(self, deps: frozenset[str]) -> dict[str, Any]:
         if "*" in deps:

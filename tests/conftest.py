@@ -1,0 +1,79 @@
+"""Shared test fixtures.
+
+* Every test session counts tokens into its own cache folder
+  (`PROMPTSPEC_CACHE_DIR`), never the user's ~/.cache.
+* `make_spec` writes a small spec folder into tmp_path, so a test states only
+  the parts it is about.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pytest
+import yaml
+
+@pytest.fixture(scope="session", autouse=True)
+def _token_cache_dir(tmp_path_factory: pytest.TempPathFactory):
+    """Keep token caches out of the user's home for the whole session."""
+    path = tmp_path_factory.mktemp("token-cache")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PROMPTSPEC_CACHE_DIR", str(path))
+    yield path
+    mp.undo()
+
+
+# ---------------------------------------------------------------------------
+# A minimal spec, written into tmp_path.
+
+DEFAULT_MODEL: dict[str, Any] = {
+    "slug": "m1",
+    "display_name": "Model One",
+    "context_window": 100000,
+    "base_instructions": "Base instructions of m1.\n",
+}
+
+
+def write_spec(
+    root: Path,
+    *,
+    spec: Mapping[str, Any] | None = None,
+    models: list[Mapping[str, Any]] | None = None,
+    fragments: Mapping[str, Mapping[str, Any]] | None = None,
+    files: Mapping[str, str] | None = None,
+) -> Path:
+    """Write a spec folder at `root` and return it.
+
+    `spec` is the content of spec.yaml (a `name` is added if missing),
+    `models` the list for models.json (default: one model `m1` with plain
+    base instructions), `fragments` maps a fragment name to its definition
+    (written as fragments/NAME.yaml), `files` maps extra relative paths
+    (templates, AGENTS.md trees...) to their text.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    data = {"name": "test spec", **(spec or {})}
+    (root / "spec.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    catalog = {"models": list(models) if models is not None else [dict(DEFAULT_MODEL)]}
+    (root / "models.json").write_text(json.dumps(catalog, indent=2), encoding="utf-8")
+    (root / "fragments").mkdir(exist_ok=True)
+    for name, definition in (fragments or {}).items():
+        (root / "fragments" / f"{name}.yaml").write_text(
+            yaml.safe_dump(dict(definition), sort_keys=False, allow_unicode=True), encoding="utf-8"
+        )
+    for rel, text in (files or {}).items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    return root
+
+
+@pytest.fixture
+def make_spec(tmp_path: Path) -> Callable[..., Path]:
+    """`make_spec(spec=..., models=..., fragments=..., files=..., name="spec")` -> folder."""
+
+    def make(name: str = "spec", **kwargs: Any) -> Path:
+        return write_spec(tmp_path / name, **kwargs)
+
+    return make
