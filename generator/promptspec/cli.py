@@ -124,6 +124,21 @@ def cmd_tokens(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------
+# build (site.py: the site's pages as a plain folder)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from . import pipeline
+    from .site import build_site, write_folder
+
+    result = pipeline.run(_spec_dir(args), counter=_counter(args))
+    site = build_site(result, prefix=args.path)
+    out = write_folder(site, args.out)
+    print(f"wrote {len(site.pages)} pages and {len(site.files)} JSON files to {out}")
+    return 0
+
+
+# ---------------------------------------------------------------------------
 # import-codex
 
 
@@ -133,6 +148,151 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
     written = import_codex(args.codex_dir, args.out, force=args.force)
     print(f"wrote a spec to {written}")
     return 0
+
+
+# ---------------------------------------------------------------------------
+# lint
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from . import lint, pipeline
+    from .errors import SpecError
+    from .spec import load_spec
+
+    spec = load_spec(_spec_dir(args))
+    try:
+        result = pipeline.run_spec(spec, counter=_counter(args))
+    except SpecError:
+        # The spec loads but does not assemble: the static rules often say why.
+        static = lint.check_spec(spec)
+        if static:
+            sys.stdout.write(lint.format_text(static, strict=args.strict) if args.format == "text" else json.dumps(lint.to_json(static, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
+        raise
+    findings = lint.lint(result)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(lint.to_json(findings, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(lint.format_text(findings, strict=args.strict))
+    errors, _ = lint.counts(findings, strict=args.strict)
+    return 1 if errors else 0
+
+
+# ---------------------------------------------------------------------------
+# new
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from . import scaffold
+
+    spec_dir = _spec_dir(args)
+    if args.kind == "fragment":
+        created = scaffold.new_fragment(spec_dir, args.name, args.role, args.slot, args.description)
+    elif args.kind == "mode":
+        created = scaffold.new_mode(spec_dir, args.name, args.description)
+    else:
+        created = scaffold.new_personality(spec_dir, args.name, args.description)
+    for path in created.files:
+        print(f"created {path}")
+    for path in created.edited:
+        print(f"edited {path}")
+    for note in created.notes:
+        print(note)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# diff / lock / check (review.py, lockfile.py, gitspec.py; docs/review.md)
+
+
+def _review_spec_dir(args: argparse.Namespace) -> Path:
+    """--spec, else templates/ at the top of the git repository around the
+    current directory, else the embedded spec."""
+    if args.spec is not None:
+        return args.spec
+    from .gitspec import current_repo_spec
+
+    found = current_repo_spec()
+    return found if found is not None else default_spec()
+
+
+def _lock_path(args: argparse.Namespace) -> Path:
+    from .lockfile import default_path
+
+    return args.lock if args.lock is not None else default_path(_review_spec_dir(args))
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from . import pipeline, review
+    from .errors import UsageError
+    from .gitspec import digest_tree, load_side, open_side
+
+    gate = None
+    if args.fail_on_increase is not None:
+        try:
+            gate = review.parse_increase(args.fail_on_increase)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if args.format == "markdown" and args.max_chars < review.MIN_MARKDOWN_CHARS:
+        raise UsageError(f"--max-chars must be at least {review.MIN_MARKDOWN_CHARS}")
+    if args.budget is not None and args.budget < 0:
+        raise UsageError("--budget must not be negative")
+    spec_dir = _review_spec_dir(args)
+    counter = _counter(args)
+    with tempfile.TemporaryDirectory(prefix="promptspec-diff-") as tmp:
+        sides = []
+        for side, ref in (("base", args.base), ("head", args.head)):
+            try:
+                source = open_side(ref, spec_dir=spec_dir, workdir=Path(tmp) / side)
+            except UsageError as exc:
+                raise UsageError(f"{side}: {exc}") from None
+            result = load_side(side, source, lambda path: pipeline.run(path, counter=counter))
+            sides.append((source, result, digest_tree(source.path)))
+        (bsrc, bres, bfiles), (hsrc, hres, hfiles) = sides
+        diff = review.compare(
+            bres, hres, base_label=bsrc.title, head_label=hsrc.title, budget=args.budget, files=review.file_changes(bfiles, hfiles)
+        )
+    command = " ".join(["promptspec diff", args.base, *([args.head] if args.head else [])])
+    sys.stdout.write(review.format_diff(diff, args.format, max_chars=args.max_chars, command=command))
+    if gate is not None:
+        over = review.increases_over(diff, *gate)
+        if over:
+            top = over[0]
+            print(
+                f"promptspec: {len(over)} variant(s) grew by more than {args.fail_on_increase} "
+                f"(largest: {top.id} {top.total_before} -> {top.total_after}, +{top.delta})",
+                file=sys.stderr,
+            )
+            return 1
+    return 0
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    from . import lockfile, pipeline
+
+    result = pipeline.run(_review_spec_dir(args), counter=_counter(args))
+    path = _lock_path(args)
+    written = lockfile.write(path, lockfile.build(result))
+    print(f"{'wrote' if written else 'up to date:'} {path} ({len(result.measures)} variants)")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from . import lockfile, pipeline, review
+    from .errors import UsageError
+
+    path = _lock_path(args)
+    if not path.is_file():
+        raise UsageError(f"no lock file at {path}; run `promptspec lock` to create it, then commit it")
+    data = lockfile.read(path)
+    result = pipeline.run(_review_spec_dir(args), counter=_counter(args))
+    diff = review.compare_to_lock(data, result)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(diff.to_data(), indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(lockfile.format_check(diff, str(path)))
+    return 0 if diff.matches else 1
 
 
 # ---------------------------------------------------------------------------
@@ -169,11 +329,59 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--errors", choices=("strict", "replace"), default="strict", help="how to treat bytes that are not UTF-8")
     p.set_defaults(func=cmd_tokens)
 
+    p = sub.add_parser("build", help="write the site's pages as a plain folder of Markdown + assets (for other site engines)")
+    _spec_arg(p)
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
+    p.add_argument("--path", default="prompts", metavar="FOLDER", help="folder of the pages inside DIR (default: prompts)")
+    p.set_defaults(func=cmd_build)
+
     p = sub.add_parser("import-codex", help="turn a Codex checkout into a spec folder")
     p.add_argument("codex_dir", type=Path, metavar="CODEX_DIR")
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.set_defaults(func=cmd_import_codex)
+
+    p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)")
+    _spec_arg(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
+    p.set_defaults(func=cmd_lint)
+
+    p = sub.add_parser("new", help="start a fragment, mode or personality from a lint-clean skeleton")
+    new_sub = p.add_subparsers(dest="kind", metavar="KIND")
+    new_sub.required = True
+    q = new_sub.add_parser("fragment", help="write fragments/NAME.yaml and fragments/NAME.md")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("--role", choices=("developer", "user"), required=True)
+    q.add_argument("--slot", help="layout slot (default: developer_extensions or user_extensions)")
+    q.add_argument("--description", help="the fragment's description")
+    _spec_arg(q)
+    q.set_defaults(func=cmd_new)
+    for kind, folder in (("mode", "modes"), ("personality", "personalities")):
+        q = new_sub.add_parser(kind, help=f"write {folder}/NAME.md and add NAME to spec.yaml's {folder}:")
+        q.add_argument("name", metavar="NAME")
+        q.add_argument("--description", help=f"the {kind}'s description")
+        _spec_arg(q)
+        q.set_defaults(func=cmd_new)
+
+    review_spec_help = "spec folder (default: templates/ of the current git repository, else the embedded spec); for revisions, its path in the repository"
+    p = sub.add_parser("diff", help="what a spec change does to every variant (git revisions or spec folders)")
+    p.add_argument("base", metavar="BASE", help="git revision (e.g. origin/main) or spec folder")
+    p.add_argument("head", metavar="HEAD", nargs="?", default=None, help="git revision or spec folder (default: the working tree)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--budget", type=int, default=None, metavar="N", help="flag variants whose total goes over N tokens")
+    p.add_argument("--max-chars", type=int, default=60000, metavar="N", help="markdown size cap (default 60000; GitHub comments hold 65536)")
+    p.add_argument("--fail-on-increase", default=None, metavar="N[%]", help="exit 1 if any variant's total grows by more than N tokens (or N%%)")
+    p.set_defaults(func=cmd_diff)
+
+    for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+        p.add_argument("--lock", type=Path, default=None, metavar="PATH", help="lock file (default: prompts.lock.json in the spec folder)")
+        if name == "check":
+            p.add_argument("--format", choices=("text", "json"), default="text")
+        p.set_defaults(func=cmd_lock if name == "lock" else cmd_check)
 
     return parser
 
