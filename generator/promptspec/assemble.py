@@ -116,9 +116,33 @@ def _matches(rule: Rule, variant: Variant) -> bool:
     return all(any(fnmatch.fnmatchcase(variant.value(axis), pat) for pat in pats) for axis, pats in rule.match.items())
 
 
+MAX_REQUEST_CHARS = 16 * 1024 * 1024
+"""Largest assembled request (base instructions plus every section): sixteen
+times the text any model's context window holds.  Each template is already
+limited; this stops a thousand fragments of 2 MB each."""
+
+MAX_RENDERED_CHARS = 256 * 1024 * 1024
+"""Distinct rendered text one Assembler may produce over all variants (the
+cache makes 10,000 real variants a few hundred KB)."""
+
+MAX_VARIANTS = 100_000
+"""Largest matrix (before include/exclude): each variant costs milliseconds and
+a page, so a spec with 100 values on four axes is refused, not ground through."""
+
+
 def matrix(spec: Spec) -> list[Variant]:
     """Every variant, in axis order: the product, filtered by include/exclude."""
     names = [name for name, _ in spec.axes]
+    size = 1
+    for _, values in spec.axes:
+        size *= len(values)
+    if size > MAX_VARIANTS:
+        shape = " x ".join(f"{len(values)} {name}" for name, values in spec.axes)
+        raise SpecError(
+            f"the matrix has {size} variants ({shape}), over the {MAX_VARIANTS} limit",
+            "spec.yaml",
+            hint="use fewer axis values, or matrix include/exclude rules on a smaller spec",
+        )
     out = []
     for combo in itertools.product(*(values for _, values in spec.axes)):
         extra = tuple(zip(names[3:], combo[3:]))
@@ -128,7 +152,24 @@ def matrix(spec: Spec) -> list[Variant]:
         if any(_matches(r, v) for r in spec.exclude):
             continue
         out.append(v)
+    _check_unique_variant_slugs(out)
     return out
+
+
+def _check_unique_variant_slugs(variants: list[Variant]) -> None:
+    """Slugs become file names: values containing '--' could make two variants
+    share one (`a--b`/`c` and `a`/`b--c`), and case-insensitive file systems
+    fold `A` and `a`."""
+    seen: dict[str, Variant] = {}
+    for v in variants:
+        key = v.slug.lower()
+        if key in seen:
+            raise SpecError(
+                f"variants {seen[key].id!r} and {v.id!r} would share the file name {v.slug!r}",
+                "spec.yaml",
+                hint="rename an axis value so that no value contains '--' and names differ in more than case",
+            )
+        seen[key] = v
 
 
 def find_variant(spec: Spec, model: str | None, personality: str | None, mode: str | None, extra: Mapping[str, str] | None = None) -> Variant:
@@ -199,7 +240,7 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(v) for v in value)
     if isinstance(value, Mapping):
-        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+        return tuple(sorted(((repr(k), _freeze(v)) for k, v in value.items()), key=lambda kv: kv[0]))
     return id(value)
 
 
@@ -252,6 +293,7 @@ class Assembler:
         self._models = {m.slug: m for m in spec.models}
         self._frozen_memo: dict[int, tuple[Any, Any]] = {}
         self._sorted_deps: dict[frozenset[str], tuple[str, ...]] = {}
+        self._rendered_chars = 0
 
     def _frozen(self, value: Any) -> Any:
         """`_freeze(value)`, memoised by identity (the value is kept alive in the
@@ -276,11 +318,21 @@ class Assembler:
             tree = self.renderer.env.parse(source)
         except jinja2.TemplateSyntaxError as exc:
             raise SpecError(f"template syntax error: {exc.message}", where, line=exc.lineno, hint="fix the Jinja syntax") from None
+        except RecursionError:
+            raise SpecError("template nests too deeply", where, hint="simplify the expression") from None
         names = set(meta.find_undeclared_variables(tree)) - set(self.renderer.env.globals)
         for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
             target = node.template
             if isinstance(target, nodes.Const) and isinstance(target.value, str):
-                text, path = self.spec.fs.read_text(target.value, origin=where)
+                try:
+                    text, path = self.spec.fs.read_text(target.value, origin=where)
+                except SpecError as exc:
+                    # A refused or missing include is reported at the including line.
+                    if exc.path == where:
+                        raise SpecError(exc.message, where, line=node.lineno, hint=exc.hint) from None
+                    if exc.message == "file not found":
+                        raise SpecError(f"included file not found: {exc.path}", where, line=node.lineno, hint=exc.hint) from None
+                    raise
                 names |= self._template_deps(text, self.spec.fs.display(path), seen | {where})
             else:
                 names |= _EVERYTHING
@@ -316,13 +368,20 @@ class Assembler:
             if inline is not None:
                 from .templating import _codex_placeholders
 
-                out = _codex_placeholders(inline, values, where)
+                out = _codex_placeholders(inline, values, where, self.renderer.limits.max_output_chars)
             else:
                 out = self.renderer.render_codex(ref, values)  # type: ignore[arg-type]
         elif inline is not None:
             out = self.renderer.render_string(inline, values, where)
         else:
             out = self.renderer.render_file(ref, values)  # type: ignore[arg-type]
+        self._rendered_chars += len(out)
+        if self._rendered_chars > MAX_RENDERED_CHARS:
+            raise SpecError(
+                f"the spec's templates render more than {MAX_RENDERED_CHARS} characters over all variants",
+                shown,
+                hint="a template that differs in every variant and is large? keep per-variant text small",
+            )
         self._cache[key] = out
         return out
 
@@ -393,6 +452,7 @@ class Assembler:
             if self.applies(fragment, variant):
                 by_slot.setdefault(fragment.slot, []).append(fragment)
         messages: list[Message] = []
+        size = len(ctx.base().text)
         for group, slots in spec.layout.items():
             role = SLOT_ROLE[group]
             collected: list[Section] = []
@@ -401,6 +461,14 @@ class Assembler:
                     section = self.section(fragment, variant, ctx)
                     if section is None:
                         continue
+                    size += len(section.start) + len(section.body) + len(section.end)
+                    if size > MAX_REQUEST_CHARS:
+                        raise SpecError(
+                            f"variant {variant.id} assembles to more than {MAX_REQUEST_CHARS} characters",
+                            fragment.source,
+                            line=fragment.line,
+                            hint="no model reads a prompt this long; make the fragments smaller",
+                        )
                     if group == "separate_developer":
                         messages.append(Message(role, (section,)))
                     else:

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, NoReturn, Sequence
 
 from . import __version__
 from .errors import PromptspecError
@@ -130,9 +130,13 @@ def cmd_tokens(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from . import pipeline
     from .site import build_site, write_folder
+    from .site_base import BaseLoader
 
-    result = pipeline.run(_spec_dir(args), counter=_counter(args))
-    site = build_site(result, prefix=args.path)
+    spec_dir = _spec_dir(args)
+    counter = _counter(args)
+    result = pipeline.run(spec_dir, counter=counter)
+    changes = BaseLoader().load(args.base, Path(spec_dir), result, counter=counter, root=Path.cwd())
+    site = build_site(result, prefix=args.path, changes=changes)
     out = write_folder(site, args.out)
     print(f"wrote {len(site.pages)} pages and {len(site.files)} JSON files to {out}")
     return 0
@@ -298,8 +302,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the one-line error format of every other mistake
+    (argparse's own prints the whole usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"promptspec: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="promptspec",
         description="Assemble every variant of an agent prompt spec, count its tokens, publish it.",
     )
@@ -333,6 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     _spec_arg(p)
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
     p.add_argument("--path", default="prompts", metavar="FOLDER", help="folder of the pages inside DIR (default: prompts)")
+    p.add_argument("--base", default="lock", metavar="BASE",
+                   help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("import-codex", help="turn a Codex checkout into a spec folder")
@@ -396,9 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"promptspec: error: {exc.oneline()}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("promptspec: interrupted", file=sys.stderr)
-        return 130
+        return getattr(exc, "exit_code", 130)  # atomic.Interrupted: 143 for SIGTERM
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - last resort: never a raw traceback for users

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from .errors import SpecError
-from .sources import Located, find_line, load_json, load_yaml
+from .sources import LineFinder, Located, load_json, load_yaml
 from .templating import Limits, Renderer, SpecFS
 
 SPEC_FILE = "spec.yaml"
@@ -310,11 +310,12 @@ def parse_models(data: Any, path: Path, shown: str) -> tuple[Model, ...]:
     if not items:
         raise SpecError("models.json lists no models", shown, hint="add at least one model")
     models = []
+    lines = LineFinder(path)
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise SpecError(f"model #{index + 1} must be an object, found {_typename(item)}", shown)
         slug = item.get("slug")
-        line = find_line(path, f'"{slug}"') if isinstance(slug, str) else None
+        line = lines.line_of(f'"{slug}"') if isinstance(slug, str) else None
         where_model = f"model #{index + 1}" + (f" ({slug})" if isinstance(slug, str) else "")
         if not isinstance(slug, str) or not slug:
             raise SpecError(f"{where_model} has no 'slug'", shown, line=line, hint="give every model a slug")
@@ -412,6 +413,7 @@ def load_spec(root: str | Path) -> Spec:
     if not spec_path.is_file():
         raise SpecError(f"no {SPEC_FILE} in the spec folder", root, hint=f"create {SPEC_FILE} (see docs/spec-format.md)")
     shown = SPEC_FILE
+    SpecFS(root).resolve(SPEC_FILE, origin=shown)  # refuses a spec.yaml symlinked out of the folder
     data = load_yaml(spec_path, shown)
     if data is None:
         raise SpecError(f"{SPEC_FILE} is empty", shown, line=1, hint="see docs/spec-format.md for the required keys")
@@ -427,15 +429,17 @@ def load_spec(root: str | Path) -> Spec:
         path = path if path.is_absolute() else (root / path)
         if not path.is_dir():
             raise top.err("roots", f"root '{name}' is not a folder: {value}", hint="fix the path (relative paths start at the spec folder)")
+        _check_root(path, top, name)
         roots[name] = path
     fs = SpecFS(root, roots)
 
     limits_cfg = _Reader(top.get("limits", dict, {}), shown, "limits")
-    limits_cfg.unknown({"max_output_chars", "max_iterations", "max_seconds"}, "limits")
+    limits_cfg.unknown(LIMIT_CEILINGS.keys(), "limits")
     limits = Limits(
-        max_output_chars=limits_cfg.get("max_output_chars", int, Limits.max_output_chars),
-        max_iterations=limits_cfg.get("max_iterations", int, Limits.max_iterations),
-        max_seconds=float(limits_cfg.get("max_seconds", (int, float), Limits.max_seconds)),
+        **{
+            key: _limit(limits_cfg, key, getattr(Limits, key), ceiling)
+            for key, ceiling in LIMIT_CEILINGS.items()
+        }
     )
     renderer = Renderer(fs, limits)
 
@@ -466,6 +470,7 @@ def load_spec(root: str | Path) -> Spec:
             check_name(v, shown, line, f"value of axis '{name}'")
         check_unique_slugs(((v, line) for v in values), shown, f"value of axis '{name}'")
         extra_axes.append((name, tuple(values)))
+    check_unique_slugs(((name, top.line("axes")) for name in (*BUILTIN_AXES, *(n for n, _ in extra_axes))), shown, "axis")
 
     axis_names = set(BUILTIN_AXES) | {name for name, _ in extra_axes}
     matrix = _Reader(top.get("matrix", dict, {}), shown, "matrix")
@@ -534,6 +539,53 @@ def load_spec(root: str | Path) -> Spec:
     )
 
 
+LIMIT_CEILINGS: Mapping[str, int | float] = MappingProxyType(
+    {"max_output_chars": 16 * 1024 * 1024, "max_iterations": 10_000_000, "max_seconds": 60, "max_items": 1_000_000}
+)
+"""A spec may tighten the render budgets, or loosen them only this far: a
+hostile spec must not be able to switch the sandbox's limits off."""
+
+SYSTEM_DIRS = ("/proc", "/sys", "/dev", "/etc", "/boot", "/run")
+
+
+def _limit(r: _Reader, key: str, default: int | float, ceiling: int | float) -> Any:
+    value = r.get(key, (int, float) if isinstance(default, float) else int, default)
+    if not 0 < value <= ceiling:
+        raise r.err(key, f"limits.{key} must be above 0 and at most {ceiling}, found {value}", hint="budgets keep hostile templates finite")
+    return float(value) if isinstance(default, float) else value
+
+
+def _check_root(path: Path, top: _Reader, name: str) -> None:
+    """A root widens what templates can read, so it must be a project folder:
+    not the file system root, a home folder itself, or a system folder
+    (/proc/self/environ would publish the environment)."""
+    real = path.resolve()
+    try:
+        home: Path | None = Path.home().resolve()
+    except (RuntimeError, KeyError, OSError):
+        home = None
+    bad = real == Path(real.anchor) or real == home
+    for system in SYSTEM_DIRS:
+        sysdir = Path(system)
+        bad = bad or real == sysdir or sysdir in real.parents
+    if bad:
+        raise top.err(
+            "roots",
+            f"root '{name}' points at {real.as_posix()}, which may not be read by a spec",
+            hint="point it at the project folder (such as a Codex checkout) instead",
+        )
+
+
+def _clean_text(r: _Reader, key: str, default: str | None = None) -> Any:
+    """Inline prompt text obeys the same rule as text files: no NUL, no CR."""
+    value = r.text(key, default)
+    if isinstance(value, str):
+        for char, what in (("\x00", "a NUL character"), ("\r", "a CR (carriage return) character")):
+            if char in value:
+                raise r.err(key, f"'{key}' contains {what}", hint="prompt text must be plain LF-terminated text")
+    return value
+
+
 def _choices(top: _Reader, key: str, default: tuple[str, ...], fs: SpecFS) -> tuple[Choice, ...]:
     raw = top.get(key, dict)
     if raw is None:
@@ -565,7 +617,7 @@ def _choices(top: _Reader, key: str, default: tuple[str, ...], fs: SpecFS) -> tu
                 line=line,
             )
         )
-    check_unique_slugs(((c.name, c.line) for c in out), top.where, key[:-1])
+    check_unique_slugs(((c.name, c.line) for c in out), top.where, "personality" if key == "personalities" else key[:-1])
     return tuple(out)
 
 
@@ -638,8 +690,13 @@ def _fragments(top: _Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[
         raise top.err("fragments", f"fragments folder {folder_ref!r} not found", hint="create it, or set 'fragments:' to the folder holding *.yaml fragment definitions")
     slot_group = {slot: group for group, slots in layout.items() for slot in slots}
     out = []
-    files = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
+    except OSError as exc:
+        raise top.err("fragments", f"cannot list the fragments folder {folder_ref!r}: {exc.strerror or exc}") from None
     for path in files:
+        # A definition symlinked out of the spec folder is refused like any other reference.
+        fs.resolve(f"{folder_ref.rstrip('/')}/{path.name}", origin=fs.display(folder))
         where = fs.display(path)
         name = check_name(path.stem, where, None, "fragment")
         data = load_yaml(path, where)
@@ -651,7 +708,7 @@ def _fragments(top: _Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[
         slot = r.text("slot", required=True)
         if slot not in slot_group:
             raise r.err("slot", f"unknown slot {slot!r}", hint=f"use one of the layout's slots: {', '.join(slot_group)}")
-        body = r.text("text")
+        body = _clean_text(r, "text")
         body_file = r.text("body")
         if (body is None) == (body_file is None):
             raise r.err(None, "a fragment needs exactly one of 'body' (a template file) or 'text' (inline)")
@@ -660,7 +717,8 @@ def _fragments(top: _Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[
             rel = body_file if body_file.startswith("@") else (path.parent.relative_to(fs.root) / body_file).as_posix()
             target = fs.resolve(rel, origin=where)
             if not target.is_file():
-                raise SpecError(f"body file {body_file!r} not found", where, line=r.line("body"), hint="create it or fix 'body:'")
+                what = "is not a regular file" if target.exists() else "not found"
+                raise SpecError(f"body file {body_file!r} {what}", where, line=r.line("body"), hint="create it or fix 'body:'")
             body_file = rel
         engine = r.text("engine", "jinja")
         if engine not in ENGINES:
@@ -678,8 +736,8 @@ def _fragments(top: _Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[
                 name=name,
                 role=role,
                 slot=slot,
-                start=r.text("start", ""),
-                end=r.text("end", ""),
+                start=_clean_text(r, "start", ""),
+                end=_clean_text(r, "end", ""),
                 body=body,
                 body_file=body_file,
                 engine=engine,
@@ -694,5 +752,13 @@ def _fragments(top: _Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[
                 glue_ok=bool(r.get("glue_ok", bool, False)),
             )
         )
-    check_unique_slugs(((f.name, f.line) for f in out), fs.display(folder), "fragment")
+    first: dict[str, Fragment] = {}
+    for f in out:  # names become page names: `Note` and `note`, or note.yaml and note.yml, clash
+        other = first.setdefault(f.name.lower(), f)
+        if other is not f:
+            raise SpecError(
+                f"fragment {f.name!r} clashes with {other.source}",
+                f.source,
+                hint="rename one of the files: fragment names must differ in more than letter case",
+            )
     return tuple(out)
