@@ -1,0 +1,179 @@
+"""Escaping and small HTML builders for the generated site pages.
+
+Every string from a spec is data, so nothing here trusts its input.  Pages are
+Markdown files, but almost everything in them is emitted as raw HTML blocks,
+because Python-Markdown passes a raw HTML block through untouched — except for
+its preprocessors, which run on the whole source first: whitespace
+normalisation (tabs expanded, space-only lines emptied, CR dropped), fenced
+code (``` and ~~~ lines), and macro or critic plugins that look for braces.
+`prompt_html` therefore writes those characters as character references, so
+the text a browser shows is byte for byte the text that would be sent.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Iterable, Mapping, Sequence
+
+# Characters a Markdown preprocessor might rewrite inside a raw HTML block.
+_PRE_REFS = {
+    "\t": "&#9;",
+    "\r": "&#13;",
+    "\x00": "&#0;",
+    "\x02": "&#2;",
+    "\x03": "&#3;",
+    "`": "&#96;",
+    "~": "&#126;",
+    "{": "&#123;",
+    "}": "&#125;",
+}
+_PRE_RE = re.compile("[" + re.escape("".join(_PRE_REFS)) + "]")
+_SPACE_LINE = re.compile(r"(?m)^( +)$")
+
+
+def h(text: object) -> str:
+    """HTML-escape a value for element content or a quoted attribute.
+
+    Braces and backticks become references too, so a raw block stays inert
+    even if a macros-style plugin scans the Markdown source."""
+    return _PRE_RE.sub(lambda m: _PRE_REFS[m.group()], html.escape(str(text), quote=True))
+
+
+def prompt_html(text: str) -> str:
+    """Prompt text for a `<pre><code>`: escaped, with every character that a
+    Markdown preprocessor would touch written as a reference."""
+    out = h(text)
+    # NormalizeWhitespace empties lines that hold only spaces.
+    return _SPACE_LINE.sub(lambda m: "&#32;" * len(m.group(1)), out)
+
+
+def pre(text: str, *, cls: str = "ps-prompt", attrs: Mapping[str, str] | None = None) -> str:
+    """A `<pre>` that shows `text` exactly (whitespace, markers, blank lines),
+    kept out of the search index.
+
+    The text starts right after `<code>`: a newline straight after `<pre>`
+    would be dropped by HTML parsers, one after `<code>` is kept.  The
+    exclusion sits on the `<pre>` itself: Material's indexer matches excluded
+    elements by tag name, so an exclusion on a wrapper `<div>` ends at the
+    first nested `</div>`."""
+    return f"<pre class=\"{h(cls)}\"{attributes(attrs or {})} data-search-exclude><code>{prompt_html(text)}</code></pre>"
+
+
+def attributes(attrs: Mapping[str, str | None]) -> str:
+    """` k="v"` pairs in the given order; a None value writes a bare attribute."""
+    parts = []
+    for key, value in attrs.items():
+        parts.append(f" {key}" if value is None else f' {key}="{h(value)}"')
+    return "".join(parts)
+
+
+_MD_SAFE = re.compile(r"[A-Za-z0-9 \-.,]")
+
+
+def md_inline(text: str) -> str:
+    """Text for a Markdown context (a heading): ASCII punctuation becomes a
+    numeric reference, so no emphasis, link, code, HTML or table syntax can
+    form; newlines become spaces."""
+    text = " ".join(str(text).split("\n"))
+    out = []
+    for ch in text:
+        if ch < "\x80" and not _MD_SAFE.match(ch):
+            out.append(f"&#{ord(ch)};")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def front_matter(meta: Mapping[str, object]) -> str:
+    """YAML front matter; values written as JSON, which YAML reads as is."""
+    lines = ["---"]
+    for key, value in meta.items():
+        lines.append(f"{key}: {json.dumps(value, ensure_ascii=False, sort_keys=True)}")
+    lines.append("---")
+    return "\n".join(lines) + "\n\n"
+
+
+def block(inner: str | Iterable[str], *, cls: str, attrs: Mapping[str, str | None] | None = None, tag: str = "div") -> str:
+    """A raw HTML block, separated by blank lines so Markdown leaves it alone."""
+    body = inner if isinstance(inner, str) else "\n".join(inner)
+    return f"<{tag} class=\"{h(cls)}\"{attributes(attrs or {})}>\n{body}\n</{tag}>"
+
+
+def link(href: str, label_html: str, *, cls: str | None = None, title: str | None = None, download: bool = False) -> str:
+    extra = {}
+    if cls:
+        extra["class"] = cls
+    if title:
+        extra["title"] = title
+    if download:
+        extra["download"] = None
+    return f"<a href=\"{h(href)}\"{attributes(extra)}>{label_html}</a>"
+
+
+class Cell:
+    """A table cell: pre-escaped HTML plus optional class/attributes."""
+
+    __slots__ = ("html", "cls", "attrs", "header")
+
+    def __init__(self, html_: str, cls: str | None = None, attrs: Mapping[str, str | None] | None = None, header: bool = False):
+        self.html = html_
+        self.cls = cls
+        self.attrs = dict(attrs or {})
+        self.header = header
+
+    def render(self) -> str:
+        tag = "th" if self.header else "td"
+        attrs = ({"class": self.cls} if self.cls else {}) | self.attrs
+        return f"<{tag}{attributes(attrs)}>{self.html}</{tag}>"
+
+
+def table(headers: Sequence[str | Cell], rows: Iterable[Sequence[str | Cell]], *, cls: str = "ps-table", head_rows: Sequence[Sequence[str | Cell]] = ()) -> str:
+    """A raw HTML table (no class on <table>, so Material styles it).
+
+    Strings are treated as pre-escaped HTML; wrap spec text with `h()` first."""
+
+    def cell(c: str | Cell, header: bool) -> str:
+        if isinstance(c, Cell):
+            if header and not c.header:
+                c = Cell(c.html, c.cls, c.attrs, True)
+            return c.render()
+        return Cell(c, header=header).render()
+
+    out = ["<table>"]
+    if head_rows or headers:
+        out.append("<thead>")
+        for hr in head_rows:
+            out.append("<tr>" + "".join(cell(c, True) for c in hr) + "</tr>")
+        if headers:
+            out.append("<tr>" + "".join(cell(c, True) for c in headers) + "</tr>")
+        out.append("</thead>")
+    out.append("<tbody>")
+    for row in rows:
+        out.append("<tr>" + "".join(cell(c, False) for c in row) + "</tr>")
+    out.append("</tbody>")
+    out.append("</table>")
+    return block(out, cls="ps-table" if cls == "ps-table" else f"ps-table {cls}")
+
+
+def num(n: int | None) -> str:
+    return "–" if n is None else f"{n:,}"
+
+
+def pct(p: float | None, digits: int = 2) -> str:
+    return "–" if p is None else f"{p:.{digits}f}%"
+
+
+def signed(n: int) -> str:
+    return f"+{n:,}" if n > 0 else ("±0" if n == 0 else f"−{-n:,}")
+
+
+def code(text: str) -> str:
+    return f"<code>{h(text)}</code>"
+
+
+def quoted(text: str) -> str:
+    """A marker or other exact string shown as a JSON string literal, so
+    leading/trailing spaces and newlines are visible."""
+    return code(json.dumps(text, ensure_ascii=False))

@@ -1,0 +1,187 @@
+"""The page of one variant: facts, token bar, send order, the full prompt.
+
+The prompt is shown exactly as sent: base instructions, then every message
+and section in order, each section in a collapsible `<details>` with its role,
+markers, tokens, Codex's estimate and source file.  All of it is raw HTML; the
+prompt text itself is marked `data-search-exclude` (see site_markup.pre), so
+it stays out of the search index while titles, headings and markers stay
+searchable.
+"""
+
+from __future__ import annotations
+
+from .assemble import Variant
+from .export import section_label
+from . import mermaid, site_changes
+from .site_index import SiteIndex, SectionUse
+from .site_markup import Cell, block, front_matter, h, link, md_inline, num, pct, pre, quoted, table
+
+
+def section_id(message: int, index: int) -> str:
+    return f"s-{message}-{index}"
+
+
+def _facts(idx: SiteIndex, v: Variant, page: str) -> str:
+    m = idx.measure[v]
+    req = idx.request[v]
+    rows: list[list[str | Cell]] = []
+    for axis, value in v.values:
+        target = idx.axis_page(axis, value)
+        shown = idx.display(axis, value)
+        extra = f" <span class=\"ps-dim\">{h(shown)}</span>" if shown != value else ""
+        rows.append([Cell(h(axis), header=True), link(idx.href(page, target), f"<code>{h(value)}</code>") + extra])
+    base = req.base
+    rule = f"<code>{h(base.rule)}</code>" + (f" — <code>{h(base.detail)}</code>" if base.detail else "")
+    rows.append([Cell("base instructions", header=True), f"{rule} <span class=\"ps-dim\">from {h(base.source)}</span>"])
+    rows.append([Cell("encoding", header=True), f"<code>{h(m.encoding)}</code>"])
+    rows.append([Cell("total tokens", header=True), f"<strong>{num(m.total)}</strong> (Codex estimate {num(m.estimate)})"])
+    usable = "–" if m.usable_window is None else f"{pct(m.percent_of_usable, 3)} of {num(m.usable_window)} usable"
+    rows.append([Cell("context window", header=True), usable])
+    if m.compact_limit is not None:
+        rows.append([
+            Cell("auto-compact", header=True),
+            f"at {num(m.compact_limit)} ({h(m.compact_limit_source)}); headroom {num(m.headroom)}",
+        ])
+    rows.append([
+        Cell("download", header=True),
+        link(idx.href(page, idx.variant_json(v)), "Responses API request (JSON)", download=True, cls="ps-download"),
+    ])
+    return table([], rows, cls="ps-facts")
+
+
+def _bar(idx: SiteIndex, v: Variant) -> str:
+    """One segment per part, widths in % of the total: readable without JS."""
+    m = idx.measure[v]
+    total = m.total or 1
+    segs = []
+    legend_rows = []
+    parts = [("instructions", "base", m.base, "s-base", "base instructions")]
+    for u in idx.uses(v):
+        parts.append((f"[{u.index:02}] {u.section.fragment}", u.section.role, u.tokens, section_id(u.message, u.index), f"message {u.message:02}"))
+    for k, (name, role, tokens, anchor, where) in enumerate(parts):
+        width = 100.0 * tokens / total
+        title = f"{name}: {tokens:,} tokens ({width:.1f}%)"
+        segs.append(
+            f'<a class="ps-seg ps-role-{h(role)} ps-alt-{k % 2}" style="width:{width:.3f}%" href="#{anchor}" title="{h(title)}">'
+            f"<span>{h(name)}</span></a>"
+        )
+        legend_rows.append([
+            Cell(f'<span class="ps-swatch ps-role-{h(role)} ps-alt-{k % 2}"></span>'),
+            f'<a href="#{anchor}">{h(name)}</a>',
+            h(where),
+            h(role),
+            Cell(num(tokens), "ps-r"),
+            Cell(f"{width:.1f}%", "ps-r"),
+        ])
+    bar = block(segs, cls="ps-bar", attrs={"role": "img", "aria-label": f"{m.total:,} tokens by section"})
+    legend = table(["", "part", "where", "role", Cell("tokens", "ps-r"), Cell("share", "ps-r")], legend_rows, cls="ps-legend")
+    return bar + "\n\n" + legend
+
+
+def _details(summary: str, meta_rows: list[list[str | Cell]], text: str, *, anchor: str, key: str, cls: str) -> str:
+    return "\n".join([
+        f'<details class="{cls}" id="{anchor}">',
+        f"<summary>{summary}</summary>",
+        table([], meta_rows, cls="ps-meta"),
+        pre(text, attrs={"data-ps-section": key}),
+        "</details>",
+    ])
+
+
+def _section(idx: SiteIndex, page: str, u: SectionUse) -> str:
+    s = u.section
+    marker = section_label(s)
+    summary = (
+        f'<span class="ps-idx">[{u.index:02}]</span> <strong>{h(s.fragment)}</strong> '
+        f'<span class="ps-role ps-role-{h(s.role)}">{h(s.role)}</span> '
+        # An unmarked section is labelled by its opening text: prompt text, not indexed.
+        f"<code class=\"ps-marker\"{'' if s.start else ' data-search-exclude'}>{h(marker)}</code> "
+        f'<span class="ps-tok">{num(u.tokens)} tokens</span>'
+    )
+    meta = [
+        [Cell("fragment", header=True), link(idx.href(page, idx.fragment_page(s.fragment)), f"<code>{h(s.fragment)}</code>") + f" in slot <code>{h(s.slot)}</code>"],
+        [Cell("role", header=True), h(s.role)],
+        [Cell("start marker", header=True), quoted(s.start) if s.start else "none"],
+        [Cell("end marker", header=True), quoted(s.end) if s.end else "none"],
+        [Cell("tokens", header=True), f"{num(u.tokens)} (Codex estimate {num(u.estimate)})"],
+        [Cell("source", header=True), f"<code>{h(s.source)}</code>"],
+    ]
+    return _details(summary, meta, s.text, anchor=section_id(u.message, u.index), key=f"{u.message}.{u.index}", cls=f"ps-section ps-role-{s.role}")
+
+
+def _prompt(idx: SiteIndex, v: Variant, page: str) -> list[str]:
+    m = idx.measure[v]
+    req = idx.request[v]
+    base = req.base
+    out = []
+    summary = (
+        '<strong>instructions</strong> <span class="ps-role ps-role-base">base</span> '
+        f"<code>{h(base.rule)}</code> <span class=\"ps-tok\">{num(m.base)} tokens</span>"
+    )
+    meta = [
+        [Cell("rule", header=True), f"<code>{h(base.rule)}</code>" + (f" — <code>{h(base.detail)}</code>" if base.detail else "")],
+        [Cell("tokens", header=True), f"{num(m.base)} (Codex estimate {num(m.base_estimate)})"],
+        [Cell("source", header=True), f"<code>{h(base.source)}</code>"],
+    ]
+    out.append(block(_details(summary, meta, base.text, anchor="s-base", key="base", cls="ps-section ps-role-base"), cls="ps-prompt-part"))
+    uses = idx.uses(v)
+    for i, message in enumerate(req.messages):
+        out.append(f"### {i:02} · {md_inline(message.role)} message")
+        parts = [_section(idx, page, u) for u in uses if u.message == i]
+        n = sum(m.sections[i])
+        intro = f'<p class="ps-dim">{len(message.sections)} section{"s" if len(message.sections) != 1 else ""}, {num(n)} tokens, one <code>input_text</code> part each.</p>'
+        out.append(block([intro, *parts], cls="ps-prompt-part"))
+    return out
+
+
+def _others(idx: SiteIndex, v: Variant, page: str) -> str:
+    rows = []
+    for axis, values in idx.axes:
+        cells = []
+        for value in values:
+            if value == v.value(axis):
+                cells.append(f'<strong class="ps-current">{h(value)}</strong>')
+                continue
+            other = idx.sibling(v, axis, value)
+            if other is None:
+                cells.append(f'<span class="ps-dim" title="excluded by the matrix rules">{h(value)}</span>')
+            else:
+                cells.append(link(idx.href(page, idx.variant_page(other)), h(value)))
+        rows.append([Cell(h(axis), header=True), " · ".join(cells)])
+    return table(["axis", "same variant with another value"], rows, cls="ps-others")
+
+
+def page(idx: SiteIndex, v: Variant) -> str:
+    src = idx.variant_page(v)
+    req = idx.request[v]
+    m = idx.measure[v]
+    title = idx.title(v)
+    out = [front_matter({"title": title}).rstrip("\n"), "", f"# {md_inline(title)}", ""]
+    badge = site_changes.badge(idx, v)
+    if badge:
+        out += [f'<p class="ps-badges">{badge}</p>', ""]
+    out.append(
+        f'<p class="ps-crumbs">{link(idx.href(src, idx.matrix_page), "Matrix")} · '
+        f'{link(idx.href(src, idx.axis_page("model", v.model)), h(v.model))} · '
+        f"variant <code>{h(v.id)}</code></p>"
+    )
+    out += ["", _facts(idx, v, src), ""]
+    if req.notes:
+        notes = "".join(f"<li>{h(n)}</li>" for n in req.notes)
+        out += [block(f"<ul>{notes}</ul>", cls="ps-notes"), ""]
+    out += site_changes.variant_section(idx, v, src)
+    out += ["## Tokens by part", "", _bar(idx, v), ""]
+    out += ["## Send order", "", mermaid.fence(mermaid.ordering(req, m)), ""]
+    out += ["## Assembled prompt", ""]
+    out += [
+        block(
+            '<button type="button" class="md-button ps-expand" hidden>Expand all</button> '
+            '<button type="button" class="md-button ps-collapse" hidden>Collapse all</button>',
+            cls="ps-toolbar",
+        ),
+        "",
+    ]
+    for part in _prompt(idx, v, src):
+        out += [part, ""]
+    out += ["## Other variants", "", _others(idx, v, src), ""]
+    return "\n".join(out).rstrip("\n") + "\n"
