@@ -400,7 +400,6 @@ SPEC_KEYS = {
     "tokens",
     "instructions_override",
     "limits",
-    "site",
 }
 
 
