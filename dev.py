@@ -50,6 +50,7 @@ def main(argv: list[str]) -> int:
         return 2
     job, rest = argv[0], argv[1:]
     os.chdir(ROOT)
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material's banner about MkDocs 2; we pin mkdocs<2
     if job == "test":
         py = ensure_venv("test")
         return subprocess.call([str(py), "-m", "pytest", *rest])

@@ -105,13 +105,16 @@ def test_render_json_is_the_responses_payload(embedded, capsys):
     assert code == 0, err
     data = json.loads(out)
     request = Assembler(embedded).assemble(find_variant(embedded, "harbor-4-legacy", None, "execute"))
-    payload = data["request"]
+    payload = {k: v for k, v in data.items() if k != "tokens"}
+    assert set(payload) == {"model", "instructions", "input"}
     assert payload["model"] == "harbor-4-legacy"
     assert payload["instructions"] == request.base.text
     assert [m["role"] for m in payload["input"]] == [m.role for m in request.messages]
     assert [[c["text"] for c in m["content"]] for m in payload["input"]] == [[s.text for s in m.sections] for m in request.messages]
     assert all(c["type"] == "input_text" for m in payload["input"] for c in m["content"])
-    assert "tokens" in data
+    tokens = data["tokens"]
+    assert tokens["total"] == tokens["instructions"]["tokens"] + sum(m["tokens"] for m in tokens["messages"])
+    assert [[s["fragment"] for s in m["sections"]] for m in tokens["messages"]] == [[s.fragment for s in m.sections] for m in request.messages]
 
 
 def test_render_layout_lists_sections_per_message(capsys):

@@ -356,7 +356,7 @@ class Assembler:
             assert ref is not None
             source, shown = self._file_source(ref)
         if engine == "codex":
-            deps = frozenset(agents_md_names(source))
+            deps = frozenset(codex_placeholder_names(source))
         else:
             deps = self._template_deps(source, shown)
         key = (engine, shown, source if inline is not None else None, ctx.key(deps))
@@ -482,7 +482,8 @@ class Assembler:
         return Request(variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n))
 
 
-def agents_md_names(source: str) -> set[str]:
+def codex_placeholder_names(source: str) -> set[str]:
+    """The names a Codex-style text fills: its dependencies for caching."""
     from .templating import CODEX_PLACEHOLDER
 
     return set(CODEX_PLACEHOLDER.findall(source))

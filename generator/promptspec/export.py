@@ -75,5 +75,7 @@ def text_view(request: Request) -> str:
 
 
 def with_tokens(request: Request, counts: Mapping[str, Any]) -> dict[str, Any]:
-    """`render --format json`: the payload untouched, token figures beside it."""
-    return {"request": responses_payload(request), "tokens": counts}
+    """`render --format json`: the Responses-API payload with one extra
+    top-level key, `tokens`, so every payload field stays exactly as sent and
+    `del(.tokens)` gives the request body."""
+    return {**responses_payload(request), "tokens": counts}
