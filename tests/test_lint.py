@@ -167,6 +167,25 @@ def test_ps103_start_equals_end(tmp_path: Path) -> None:
     assert len(hits) == 1 and "start and end markers are the same" in hits[0].message
 
 
+def test_ps103_catches_a_lookalike_copy_of_a_marker(tmp_path: Path) -> None:
+    # "<gооd>" with two Cyrillic o's reads like "<good>" but is another string.
+    root = tiny_spec(tmp_path, {"other": _marked("<g\u043e\u043ed>", "</other>")})
+    hits = only(findings(root, tmp_path), "PS103")
+    assert {h.fragment for h in hits} == {"good", "other"}
+
+
+def test_ps105_flags_non_ascii_markers(tmp_path: Path) -> None:
+    root = tiny_spec(tmp_path, {"other": _marked("<n\u043ftes>", "</n\u043ftes>")})
+    hits = only(findings(root, tmp_path), "PS105")
+    assert {h.fragment for h in hits} == {"other"}
+    assert "U+043F CYRILLIC SMALL LETTER PE" in hits[0].message
+
+
+def test_ps105_ascii_markers_are_fine(tmp_path: Path) -> None:
+    root = tiny_spec(tmp_path, {"other": _marked("<notes>", "</notes>")})
+    assert only(findings(root, tmp_path), "PS105") == []
+
+
 def test_ps103_distinct_markers_are_fine(tmp_path: Path) -> None:
     # `<good>` is not a prefix of `<good_more>` (the `>` differs).
     root = tiny_spec(tmp_path, {"other": _marked("<good_more>", "</good_more>")})

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -62,6 +63,7 @@ RULES: Mapping[str, RuleInfo] = {
         RuleInfo("PS102", "marker-pair", ERROR, "start and end markers are both set or both empty"),
         RuleInfo("PS103", "marker-collision", ERROR, "markers are unique and no marker is a prefix of another (case-insensitive)"),
         RuleInfo("PS104", "marker-glue", WARNING, "the rendered body does not glue onto its markers"),
+        RuleInfo("PS105", "marker-non-ascii", WARNING, "markers are plain ASCII, so no look-alike character hides in them"),
         RuleInfo("PS201", "undefined-variable", ERROR, "every template variable (and `requires` name) is defined"),
         RuleInfo("PS202", "unused-variable", WARNING, "every variable a fragment declares is used by its templates"),
         RuleInfo("PS203", "unknown-name", ERROR, "`when` and matrix rules name only defined axes and values"),
@@ -150,6 +152,7 @@ def check_spec(spec: Spec) -> list[Finding]:
     out += _roles(spec)
     out += _marker_pairs(spec)
     out += _marker_collisions(spec)
+    out += _marker_ascii(spec)
     out += _variables(spec)
     out += _unknown_names(spec)
     out += _never_applies(spec)
@@ -268,11 +271,35 @@ def _marker_pairs(spec: Spec) -> Iterator[Finding]:
 _TEMPLATE_OPEN = re.compile(r"\{[{%#]")
 
 
+# Cyrillic and Greek letters that render like Latin ones: a marker spelled
+# with them looks identical in review but is a different string to Codex.
+_LOOKALIKES = str.maketrans(
+    "аеорсухіјѕԁԛԝкмнтвгѵαβεικνορτυχ",
+    "aeopcyxijsdqwkmhtbrvabeiknoptux",
+)
+
+
 def static_marker(marker: str) -> str:
-    """The part of a marker before any template markup, lowercased: what stays
-    the same in every variant, and so what Codex can search for."""
+    """The part of a marker before any template markup, compared loosely:
+    case-folded, compatibility-normalised and with look-alike letters mapped to
+    Latin, so `<Tools>` and `<tооls>` (Cyrillic o) count as the same marker."""
     m = _TEMPLATE_OPEN.search(marker)
-    return (marker[: m.start()] if m else marker).lower()
+    static = marker[: m.start()] if m else marker
+    return unicodedata.normalize("NFKC", static).casefold().translate(_LOOKALIKES)
+
+
+def _marker_ascii(spec: Spec) -> Iterator[Finding]:
+    for f in sorted(spec.fragments, key=lambda f: f.name):
+        for which, marker in (("start", f.start), ("end", f.end)):
+            odd = sorted({ch for ch in marker if ord(ch) > 127})
+            if odd:
+                names = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, '?')}" for ch in odd)
+                yield _finding(
+                    "PS105", f.source, f.line,
+                    f"{which} marker {marker!r} contains non-ASCII characters ({names}); "
+                    "a look-alike letter makes a marker that reads the same but never matches",
+                    fragment=f.name,
+                )
 
 
 def _marker_collisions(spec: Spec) -> Iterator[Finding]:
