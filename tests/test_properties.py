@@ -272,3 +272,23 @@ def test_list_and_render_json_are_byte_identical_across_environments(tmp_path: P
     assert first_a == first_b
     # The in-process driver prints what the real command prints.
     assert render_a.split(b"=== ", 2)[1].split(b"\n", 1)[1] == first_a
+
+
+def test_site_folder_and_lock_are_byte_identical_across_environments(tmp_path: Path) -> None:
+    """The whole `build --out` tree and the lock file, under two hash seeds,
+    time zones and locales, with a cold and then a warm token cache."""
+    trees = []
+    for i, env in enumerate(_environments(tmp_path)):
+        cwd = tmp_path / f"cwd{i}"
+        cwd.mkdir()
+        out, lock = cwd / "site", cwd / "prompts.lock.json"
+        _run([sys.executable, "-m", "promptspec.cli", "build", "--base", "none", "--out", str(out)], env, cwd)
+        _run([sys.executable, "-m", "promptspec.cli", "lock", "--lock", str(lock)], env, cwd)
+        files = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+        trees.append((files, lock.read_bytes()))
+    (files_a, lock_a), (files_b, lock_b) = trees
+    assert len(files_a) > 100
+    assert sorted(files_a) == sorted(files_b)
+    for name in files_a:
+        assert files_a[name] == files_b[name], name
+    assert lock_a == lock_b and b'"variants"' in lock_a
