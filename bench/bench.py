@@ -20,17 +20,16 @@ in one run, it prints and records (JSON with --out, rewritten after each size):
 * generator time by stage, in a child process: load, assemble, count (cold
   token cache), count again (new counter, warm disk cache), explorer data
   (`explorer.build` + `data_bytes`) and its size against the distinct text,
-  the per-variant site pages (`site.build_site`, if that module is there),
+  the site pages (`site.build_site` with `variant_pages` all, and none),
   the child's peak memory, and an incremental rebuild with
   `pipeline.Session` after editing one fragment (fragments/realtime.md);
 * `mkdocs build` of the explorer page alone (home page + explorer page +
-  data), and of the site without per-variant pages (the overview pages
-  `site.build_site` makes + the explorer page; built without the plugin from
-  the generator's output, since the plugin has no pages-off option yet -- if
-  it gains a `variant_pages` option, that build also runs through the
-  plugin), with the sizes of the largest overview pages;
-* `mkdocs build` with the promptspec plugin (per-variant pages), if
-  `promptspec.plugin` is importable (else a note says why), and two floors
+  data); of the site without per-variant pages as static files (what
+  `site.build_site(variant_pages="none")` makes); and the same site through
+  the plugin with `variant_pages: none` (matrix, model/mode/fragment pages,
+  explorer), with the sizes of the largest overview pages;
+* `mkdocs build` with the promptspec plugin and `variant_pages: all` (a page
+  per variant), if `promptspec.plugin` is importable (else a note says why), and two floors
   without the plugin: the same number of plain Markdown pages of the same
   sizes (the MkDocs floor), and the generated pages as static files -- with
   the ratios plugin/floor and plugin/static;
@@ -38,7 +37,9 @@ in one run, it prints and records (JSON with --out, rewritten after each size):
   process), site size and search-index size (site/search/search_index.json);
 * edit-to-reload: `mkdocs serve` with the plugin on a free port, edit one
   fragment, poll a served page of a variant that contains it until the
-  change shows (`--no-serve` skips it).
+  change shows -- on each synthetic spec, and once on the real Codex
+  fixture (`--codex DIR`, default ../shared/fixtures/codex beside the
+  repository, skipped when absent); `--no-serve` skips both.
 
 Per-variant-page builds and the serve figure are skipped above
 `--skip-mkdocs-above N` variants (default 10000): they cost MkDocs' 16-40 ms
@@ -216,7 +217,7 @@ def filler(size: int, title: str) -> str:
     return "".join(out).encode("utf-8")[:size].decode("utf-8", "ignore")
 
 
-def child_generator(spec: Path, cache: Path, work: Path, profile: bool) -> dict[str, Any]:
+def child_generator(spec: Path, cache: Path, work: Path, profile: bool, page_docs_up_to: int | None = None) -> dict[str, Any]:
     """Generator figures for one spec; writes the docs folders the MkDocs runs use."""
     from promptspec import explorer, pipeline
     from promptspec.measure import measure_all
@@ -254,52 +255,63 @@ def child_generator(spec: Path, cache: Path, work: Path, profile: bool) -> dict[
     out["explorer_vs_distinct_section_text"] = round(len(blob) / max(1, out["distinct_section_bytes"]), 2)
     out["peak_rss_mib_through_explorer"] = _own_peak_mib()  # before any per-variant pages exist
 
-    # The per-variant site pages, if the site module is there.
+    # The site pages, with a page per variant (variant_pages: all) and without (none).
     pages: dict[str, str] = {}
     files: dict[str, Any] = {}
+    off_pages: dict[str, str] = {}
+    off_files: dict[str, Any] = {}
     try:
         from promptspec.site import assets, build_site
 
         t = time.perf_counter()
-        site = build_site(result, prefix="prompts", links="dir")
+        site = build_site(result, prefix="prompts", links="dir", variant_pages="all")
         out["generator_s"]["site_pages"] = round(time.perf_counter() - t, 3)
         pages, files = dict(site.pages), {**site.files, **assets()}
+        del site
         out["site_pages"] = len(pages)
         out["site_page_bytes"] = sum(len(p.encode("utf-8")) for p in pages.values())
-        overview = sorted(((len(t.encode("utf-8")), p) for p, t in pages.items() if "/variants/" not in p), reverse=True)
+        t = time.perf_counter()
+        site = build_site(result, prefix="prompts", links="dir", variant_pages="none")
+        out["generator_s"]["site_pages_off"] = round(time.perf_counter() - t, 3)
+        off_pages, off_files = dict(site.pages), {**site.files, **assets()}
+        del site
+        overview = sorted(((len(t.encode("utf-8")), p) for p, t in off_pages.items()), reverse=True)
         out["largest_overview_pages"] = [[p, n] for n, p in overview[:5]]
         out["overview_page_bytes"] = sum(n for n, _ in overview)
-    except Exception as exc:  # noqa: BLE001 - the site module belongs to another part; report, don't fail
+        out["overview_pages"] = len(overview)
+    except Exception as exc:  # noqa: BLE001 - report, don't fail
         out["site_pages_note"] = f"promptspec.site unavailable: {type(exc).__name__}: {exc}"
 
-    # docs for the explorer-only site: overview pages, no per-variant pages, one explorer page.
+    # docs for the site without per-variant pages (overview pages + explorer), as static files.
     t = time.perf_counter()
     docs = work / "docs-explorer"
     shutil.rmtree(docs, ignore_errors=True)
-    (docs / "prompts" / "explorer").mkdir(parents=True)
+    docs.mkdir(parents=True)
     (docs / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
-    for path, text in pages.items():
-        if "/variants/" in path:
-            continue
-        (docs / path).parent.mkdir(parents=True, exist_ok=True)
-        (docs / path).write_text(text, encoding="utf-8")
-    for path, content in files.items():
-        if "/variants/" in path:
-            continue
+    for path, content in {**off_pages, **off_files}.items():
         (docs / path).parent.mkdir(parents=True, exist_ok=True)
         (docs / path).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
-    folder = docs / "prompts" / "explorer"
-    (folder / explorer.DATA_FILE).write_bytes(blob)
-    explorer.write_assets(folder)
-    (folder / "index.md").write_text("# Variant explorer\n\n" + explorer.page_html(explorer.DATA_FILE, result.spec.axes), encoding="utf-8")
     out["generator_s"]["write_explorer_docs"] = round(time.perf_counter() - t, 3)
 
     # docs for the explorer page alone: what the explorer itself costs MkDocs.
     alone = work / "docs-explorer-alone"
     shutil.rmtree(alone, ignore_errors=True)
-    shutil.copytree(folder, alone / "prompts" / "explorer")
+    (alone / "prompts" / "explorer").mkdir(parents=True)
     (alone / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
+    for path, content in {**off_pages, **off_files}.items():
+        if path.startswith(("prompts/explorer/", "assets/")):
+            (alone / path).parent.mkdir(parents=True, exist_ok=True)
+            (alone / path).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    if not (alone / "prompts" / "explorer" / "index.md").exists():  # no site module: the bare widget
+        folder = alone / "prompts" / "explorer"
+        (folder / explorer.DATA_FILE).write_bytes(blob)
+        explorer.write_assets(folder)
+        (folder / "index.md").write_text("# Variant explorer\n\n" + explorer.page_html(explorer.DATA_FILE, result.spec.axes), encoding="utf-8")
+    del off_pages, off_files
 
+    # The per-variant-page builds are skipped above --skip-mkdocs-above: their docs too.
+    if page_docs_up_to is not None and len(result.variants) > page_docs_up_to:
+        pages, files = {}, {}
     # docs for the MkDocs floor: the same pages as plain Markdown of the same sizes.
     floor = work / "docs-floor"
     shutil.rmtree(floor, ignore_errors=True)
@@ -420,16 +432,25 @@ def _get(url: str) -> str | None:
         return None
 
 
-def serve_edit_to_reload(config: Path, spec: Path, cache: Path, page_url_path: str, timeout: float) -> dict[str, Any]:
-    """Start `mkdocs serve`, edit a fragment, time until the served page shows it."""
+def serve_edit_to_reload(config: Path, spec: Path, cache: Path, page_url_path: str, timeout: float, target: Path | None = None) -> dict[str, Any]:
+    """Start `mkdocs serve`, edit a fragment (`target`, default
+    fragments/realtime.md), time until the served page shows it.  The
+    plugin's log line for the rebuild (stage timings) is returned too."""
     port = free_port()
     base = f"http://127.0.0.1:{port}/"
+    log_path = config.with_suffix(".serve.log")
+    log = open(log_path, "w", encoding="utf-8")
     proc = subprocess.Popen(
         [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env(cache), start_new_session=True,
+        stdout=log, stderr=subprocess.STDOUT, env=_child_env(cache), start_new_session=True,
     )
-    target = spec / "fragments" / "realtime.md"
+    target = target or spec / "fragments" / "realtime.md"
     original = target.read_text(encoding="utf-8")
+
+    def plugin_lines() -> list[str]:
+        log.flush()
+        return [line.split("promptspec: ", 1)[1].strip() for line in log_path.read_text(encoding="utf-8").splitlines() if "promptspec: " in line]
+
     try:
         t = time.perf_counter()
         while _get(base + page_url_path) is None:
@@ -446,7 +467,11 @@ def serve_edit_to_reload(config: Path, spec: Path, cache: Path, page_url_path: s
         while True:
             page = _get(base + page_url_path)
             if page is not None and marker in page:
-                return {"first_build_served_s": round(first, 2), "edit_to_reload_s": round(time.perf_counter() - t, 2), "page": page_url_path}
+                reload = round(time.perf_counter() - t, 2)
+                lines = plugin_lines()
+                return {"first_build_served_s": round(first, 2), "edit_to_reload_s": reload, "page": page_url_path,
+                        "edited": target.name, "plugin_first_build": lines[0] if lines else None,
+                        "plugin_rebuild": lines[-1] if len(lines) > 1 else None}
             if proc.poll() is not None:
                 return {"error": "mkdocs serve exited"}
             if time.perf_counter() - t > timeout:
@@ -462,6 +487,35 @@ def serve_edit_to_reload(config: Path, spec: Path, cache: Path, page_url_path: s
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, 9)
             proc.wait()
+        log.close()
+
+
+CODEX_FIXTURE = REPO.parent / "shared" / "fixtures" / "codex"
+
+
+def codex_serve(codex: Path, work: Path, timeout: float) -> dict[str, Any]:
+    """Edit-to-reload on the real Codex fixture: import it, serve a site of
+    it with the plugin (every variant has a page), edit
+    fragments/environment_context.md (in every variant), time until a
+    variant page shows the edit."""
+    work.mkdir(parents=True, exist_ok=True)
+    spec = work / "codex-spec"
+    cache = work / "token-cache"
+    res = run_child([sys.executable, "-m", "promptspec.cli", "import-codex", str(codex), "--out", str(spec), "--force"],
+                    env=_child_env(cache), timeout=timeout)
+    if not res["ok"]:
+        return {"error": res.get("error")}
+    from promptspec.assemble import matrix
+    from promptspec.spec import load_spec
+
+    variant = matrix(load_spec(spec))[-1]
+    docs = work / "docs"
+    docs.mkdir(exist_ok=True)
+    (docs / "index.md").write_text("# Codex\n", encoding="utf-8")
+    cfg = write_mkdocs_yml(work / "mkdocs-codex.yml", docs, work / "site-codex", spec=spec, cache=cache)
+    out = serve_edit_to_reload(cfg, spec, cache, f"prompts/variants/{variant.slug}/", timeout, target=spec / "fragments" / "environment_context.md")
+    out["variants"] = len(matrix(load_spec(spec)))
+    return out
 
 
 def plugin_status() -> tuple[bool, str]:
@@ -476,17 +530,14 @@ def plugin_status() -> tuple[bool, str]:
     return True, ""
 
 
-def plugin_pages_off_option() -> dict[str, Any] | None:
-    """The plugin option that turns per-variant pages off, if it has one."""
+def plugin_variant_pages(which: str) -> dict[str, Any] | None:
+    """The plugin's `variant_pages` option set to `which` (all | none), if it has it."""
     try:
         from promptspec.plugin import PromptspecConfig
     except Exception:  # noqa: BLE001
         return None
     names = {name for name, _ in getattr(PromptspecConfig, "_schema", ())}
-    for name in ("variant_pages", "pages"):
-        if name in names:
-            return {name: False}
-    return None
+    return {"variant_pages": which} if "variant_pages" in names else None
 
 
 def bench_size(size: int, work: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -496,7 +547,8 @@ def bench_size(size: int, work: Path, args: argparse.Namespace) -> dict[str, Any
     row: dict[str, Any] = {"requested": size, **shape}
     cache = work / "token-cache"
     shutil.rmtree(cache, ignore_errors=True)
-    cmd = [sys.executable, __file__, "--child", "generator", "--spec", str(spec), "--cache", str(cache), "--work", str(work)]
+    cmd = [sys.executable, __file__, "--child", "generator", "--spec", str(spec), "--cache", str(cache), "--work", str(work),
+           "--skip-mkdocs-above", str(args.skip_mkdocs_above)]
     if args.profile:
         cmd.append("--profile")
     res = run_child(cmd, env=_child_env(cache), timeout=args.timeout)
@@ -534,13 +586,14 @@ def bench_size(size: int, work: Path, args: argparse.Namespace) -> dict[str, Any
         alone["generator_plus_build_s"] = round(alone["build_s"] + row["generator_s"]["load+assemble+count"] + row["generator_s"]["explorer_data"], 2)
     row["mkdocs_explorer_alone"] = alone
     print(f"  mkdocs, explorer page alone: {json.dumps(alone)}", flush=True)
-    pages_off = plugin_pages_off_option() if ok else None
+    pages_off = plugin_variant_pages("none") if ok else None
     if pages_off is not None:
         cfg = write_mkdocs_yml(work / "mkdocs-plugin-off.yml", work / "docs-empty", work / "site-plugin-off", spec=spec, cache=cache, plugin_options=pages_off)
         (work / "docs-empty").mkdir(exist_ok=True)
         (work / "docs-empty" / "index.md").write_text("# Bench\n", encoding="utf-8")
         row["mkdocs_plugin_pages_off"] = mkdocs_build(cfg, cache, args.timeout)
-        print(f"  mkdocs, plugin with {pages_off}: {json.dumps(row['mkdocs_plugin_pages_off'])}", flush=True)
+        print(f"  mkdocs, plugin with {pages_off} (whole site: matrix, axis and fragment pages, explorer): "
+              f"{json.dumps(row['mkdocs_plugin_pages_off'])}", flush=True)
 
     if not ok:
         row["mkdocs_note"] = note
@@ -554,7 +607,8 @@ def bench_size(size: int, work: Path, args: argparse.Namespace) -> dict[str, Any
     shutil.rmtree(docs, ignore_errors=True)
     docs.mkdir()
     (docs / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
-    cfg = write_mkdocs_yml(work / "mkdocs-plugin.yml", docs, work / "site-plugin", spec=spec, cache=cache)
+    cfg = write_mkdocs_yml(work / "mkdocs-plugin.yml", docs, work / "site-plugin", spec=spec, cache=cache,
+                           plugin_options=plugin_variant_pages("all"))
     row["mkdocs_plugin"] = mkdocs_build(cfg, cache, args.timeout)
     print(f"  mkdocs, plugin (per-variant pages): {json.dumps(row['mkdocs_plugin'])}", flush=True)
     floor_cfg = write_mkdocs_yml(work / "mkdocs-floor.yml", work / "docs-floor", work / "site-floor", spec=None, cache=cache)
@@ -567,7 +621,10 @@ def bench_size(size: int, work: Path, args: argparse.Namespace) -> dict[str, Any
     c = row["mkdocs_static_same_pages"].get("build_s")
     row["plugin_vs_floor"] = round(a / b, 2) if a and b else None
     row["plugin_vs_static_same_pages"] = round(a / c, 2) if a and c else None
-    print(f"  plugin / floor: {row['plugin_vs_floor']}; plugin / same pages static: {row['plugin_vs_static_same_pages']}", flush=True)
+    gen = row["generator_s"]["load+assemble+count"]
+    row["generator_share_of_floor"] = round(gen / b, 3) if b else None
+    print(f"  plugin / floor: {row['plugin_vs_floor']}; plugin / same pages static: {row['plugin_vs_static_same_pages']}; "
+          f"generator (load+assemble+count) / floor: {row['generator_share_of_floor']}", flush=True)
     if not args.no_serve:
         from promptspec.assemble import matrix
         from promptspec.spec import load_spec
@@ -587,7 +644,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     parser.add_argument("--skip-mkdocs-above", type=int, default=10000, metavar="N", help="no per-variant-page MkDocs builds above N variants (default: %(default)s)")
     parser.add_argument("--no-mkdocs", action="store_true", help="generator figures only")
-    parser.add_argument("--no-serve", action="store_true", help="skip the mkdocs serve edit-to-reload figure")
+    parser.add_argument("--no-serve", action="store_true", help="skip the mkdocs serve edit-to-reload figures")
+    parser.add_argument("--codex", type=Path, default=CODEX_FIXTURE, metavar="DIR",
+                        help="Codex checkout for the edit-to-reload figure on a real spec (default: ../shared/fixtures/codex; skipped when absent)")
     parser.add_argument("--no-overview-site", action="store_true", help="skip the build of the overview pages without per-variant pages")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of load+assemble+count (to stderr of the child, shown here)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before a child process is given up (default: %(default)s)")
@@ -599,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.child == "generator":
-        print(json.dumps(child_generator(args.spec, args.cache, args.work, args.profile)))
+        print(json.dumps(child_generator(args.spec, args.cache, args.work, args.profile, args.skip_mkdocs_above)))
         return 0
     if args.child == "mkdocs-build":
         print(json.dumps(child_mkdocs_build(args.config)))
@@ -612,19 +671,26 @@ def main(argv: list[str] | None = None) -> int:
     ok, note = plugin_status()
     if not ok:
         meta["mkdocs_note"] = note
+    codex = None
     try:
         for size in sizes:
             print(f"size {size}:", flush=True)
             rows.append(bench_size(size, root / f"n{size}", args))
             if args.out:
                 args.out.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n", encoding="utf-8")
+        if not args.no_serve and not args.no_mkdocs and ok and args.codex and args.codex.is_dir():
+            print(f"codex fixture ({args.codex}), mkdocs serve:", flush=True)
+            codex = codex_serve(args.codex, root / "codex", args.timeout)
+            print(f"  edit to reload: {json.dumps(codex)}", flush=True)
+            if args.out:
+                args.out.write_text(json.dumps({"meta": meta, "results": rows, "codex_serve": codex}, indent=2) + "\n", encoding="utf-8")
     finally:
         if args.work is None:
             shutil.rmtree(root, ignore_errors=True)
     print()
     header = (
         f"{'variants':>8} {'sections':>8} {'gen s':>6} {'explorer B':>10} {'x text':>6} {'alone s':>7} {'ovw s':>7} "
-        f"{'pages s':>8} {'floor s':>8} {'ratio':>6} {'reload s':>8}"
+        f"{'off s':>7} {'off MiB':>7} {'pages s':>8} {'floor s':>8} {'ratio':>6} {'gen/fl':>6} {'reload s':>8}"
     )
     print(header)
     for r in rows:
@@ -636,9 +702,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['variants']:>8} {r['distinct_sections']:>8} {r['generator_s']['load+assemble+count']:>6} "
             f"{r['explorer_data_bytes']:>10,} {r['explorer_vs_distinct_text']:>6} "
             f"{str(r.get('mkdocs_explorer_alone', {}).get('build_s', '-')):>7} {str(ex.get('build_s', '-')):>7} "
+            f"{str(r.get('mkdocs_plugin_pages_off', {}).get('build_s', '-')):>7} {str(r.get('mkdocs_plugin_pages_off', {}).get('peak_rss_mib', '-')):>7} "
             f"{str(r.get('mkdocs_plugin', {}).get('build_s', '-')):>8} {str(r.get('mkdocs_floor', {}).get('build_s', '-')):>8} "
-            f"{str(r.get('plugin_vs_floor') or '-'):>6} {str(r.get('serve', {}).get('edit_to_reload_s', '-')):>8}"
+            f"{str(r.get('plugin_vs_floor') or '-'):>6} {str(r.get('generator_share_of_floor') or '-'):>6} "
+            f"{str(r.get('serve', {}).get('edit_to_reload_s', '-')):>8}"
         )
+    if codex is not None:
+        print(f"codex fixture: {codex.get('variants', '?')} variants, edit to reload {codex.get('edit_to_reload_s', codex.get('error'))} s")
     if args.out:
         print(f"wrote {args.out}")
     return 0

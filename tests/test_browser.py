@@ -325,3 +325,39 @@ def test_hostile_spec_stays_text_in_the_browser(driver, sites):
     with pytest.raises(NoAlertPresentException):
         driver.switch_to.alert.text
     assert _errors(driver) == []
+
+
+def test_explorer_page_shows_a_picked_variant(driver, sites):
+    """The explorer page of the built MkDocs site: data loads from the site
+    itself (offline), picking values shows that variant's exact text, and a
+    variant page's "open in explorer" link opens the same variant."""
+    from selenium.webdriver.support.ui import Select
+
+    base, results = sites
+    result = results["embedded"]
+    _open(driver, f"{base}/embedded/prompts/explorer/")
+    root = driver.find_element(By.CSS_SELECTOR, ".promptspec-explorer")
+    WebDriverWait(driver, 30).until(lambda d: root.get_attribute("data-ready") or root.get_attribute("data-error"))
+    assert root.get_attribute("data-ready") == "true", driver.find_element(By.CSS_SELECTOR, ".pse-status").text
+    pick = dict(zip((a for a, _ in result.spec.axes), VARIANT.split("/")))
+    for axis, value in pick.items():
+        Select(driver.find_element(By.CSS_SELECTOR, f'select[data-axis="{axis}"]')).select_by_value(value)
+    WebDriverWait(driver, 10).until(lambda d: root.get_attribute("data-variant") == VARIANT)
+    v = next(v for v in result.variants if v.id == VARIANT)
+    request = next(r for r in result.requests if r.variant == v)
+    env = next(s for _, _, s in request.sections if s.fragment == "environment_context")
+    shown = driver.execute_script("return document.querySelector('details[data-fragment=\"environment_context\"] pre').textContent")
+    assert "<environment_context>" in shown
+    assert shown == env.text
+    assert f"{result.measure_of(v).total:,} tokens" in driver.find_element(By.CSS_SELECTOR, ".pse-summary").text
+    assert _errors(driver) == []
+
+    # From a variant's page to the explorer, at that variant.
+    other = "harbor-5-mini/pragmatic/execute/read-only"
+    url, _ = _variant_url(base, "embedded", result, other)
+    _open(driver, url)
+    driver.find_element(By.CSS_SELECTOR, "a.ps-explore").click()
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script(
+        "const r = document.querySelector('.promptspec-explorer'); return r && r.getAttribute('data-variant')") == other)
+    assert driver.current_url.startswith(f"{base}/embedded/prompts/explorer/")
+    assert _errors(driver) == []

@@ -328,12 +328,12 @@ def test_nav_lists_only_overview_pages(embedded):
     page = variant_html(site_dir, result.variants[0].slug)
     nav = re.search(r'<nav class="md-nav md-nav--primary".*?</nav>\s*</div>', page, re.S).group(0)
     hrefs = re.findall(r'href="([^"]*)"', nav)
-    # Home, then the eight overview pages; no variant, value or fragment page.
-    assert hrefs[-8:] == [
-        "../../", "../../models/", "../../personalities/", "../../modes/", "../../fragments/", "../../assembly/",
-        "../../lint/", "../../changes/",
+    # Home, then the nine overview pages; no variant, value or fragment page.
+    assert hrefs[-9:] == [
+        "../../", "../../explorer/", "../../models/", "../../personalities/", "../../modes/", "../../fragments/",
+        "../../assembly/", "../../lint/", "../../changes/",
     ]
-    assert len(hrefs) <= 12
+    assert len(hrefs) <= 13
 
 
 def test_search_index_keeps_titles_but_not_prompt_text(embedded):
@@ -503,7 +503,8 @@ def test_two_builds_are_byte_identical(tmp_path):
     assert b.returncode == 0, b.stderr
     da, db = tree_digest(tmp_path / "a"), tree_digest(tmp_path / "b")
     assert da == db
-    assert sum(1 for k in da if k.endswith(".json")) == 88
+    assert sum(1 for k in da if k.startswith("prompts/variants/") and k.endswith(".json")) == 88
+    assert "prompts/explorer/explorer-data.json" in da
 
 
 def test_two_mkdocs_builds_give_identical_pages(embedded, tmp_path):

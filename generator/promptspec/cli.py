@@ -37,6 +37,21 @@ def _counter(args: argparse.Namespace):
     return TokenCounter(getattr(args, "cache_dir", None))
 
 
+def _progress(label: str):
+    """A progress bar on stderr when it is a terminal and not CI (progress.py)."""
+    from .progress import Progress
+
+    return Progress(label)
+
+
+def _timings(args: argparse.Namespace, result, label: str | None = None) -> None:
+    """With -v: the pipeline's stage timings on stderr."""
+    if getattr(args, "verbose", False):
+        from .pipeline import format_timings
+
+        print(f"promptspec: {label + ': ' if label else ''}{format_timings(result.timings)}", file=sys.stderr)
+
+
 # ---------------------------------------------------------------------------
 # list
 
@@ -45,6 +60,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from . import pipeline
 
     result = pipeline.run(_spec_dir(args), counter=_counter(args))
+    _timings(args, result)
     axes = [name for name, _ in result.spec.axes]
     rows = []
     for m in result.measures:
@@ -128,17 +144,46 @@ def cmd_tokens(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from . import pipeline
+    import time
+
+    from . import pipeline, site_select
+    from .errors import UsageError
     from .site import build_site, write_folder
     from .site_base import BaseLoader
 
+    option = site_select.parse_cli(args.variant_pages)
+    if args.list_limit < 1:
+        raise UsageError(f"--list-limit must be at least 1, found {args.list_limit}")
     spec_dir = _spec_dir(args)
     counter = _counter(args)
-    result = pipeline.run(spec_dir, counter=counter)
+    with _progress("assembling") as bar:
+        result = pipeline.run(spec_dir, counter=counter, progress=bar)
+    t = time.perf_counter()
     changes = BaseLoader().load(args.base, Path(spec_dir), result, counter=counter, root=Path.cwd())
-    site = build_site(result, prefix=args.path, changes=changes)
+    result.timings["base"] = time.perf_counter() - t
+    with _progress("pages") as bar:
+        site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit, progress=bar)
+    t = time.perf_counter()
     out = write_folder(site, args.out)
-    print(f"wrote {len(site.pages)} pages and {len(site.files)} JSON files to {out}")
+    result.timings["write"] = time.perf_counter() - t
+    print(f"wrote {len(site.pages)} pages ({site.variant_page_count} of {len(result.variants)} variants with a page, "
+          f"every one in the explorer) and {len(site.files)} data files to {out}")
+    _timings(args, result)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# explore (explorer.py: the variant explorer as a standalone folder)
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    from . import explorer, pipeline
+
+    with _progress("assembling") as bar:
+        result = pipeline.run(_spec_dir(args), counter=_counter(args), progress=bar)
+    out = explorer.write_standalone(result, args.out)
+    print(f"wrote the variant explorer ({len(result.variants)} variants) to {out}; open {out / 'index.html'}")
+    _timings(args, result)
     return 0
 
 
@@ -159,20 +204,27 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    import time
+
     from . import lint, pipeline
     from .errors import SpecError
     from .spec import load_spec
 
+    t = time.perf_counter()
     spec = load_spec(_spec_dir(args))
+    timings = {"load": time.perf_counter() - t}
     try:
-        result = pipeline.run_spec(spec, counter=_counter(args))
+        result = pipeline.run_spec(spec, counter=_counter(args), timings=timings)
     except SpecError:
         # The spec loads but does not assemble: the static rules often say why.
         static = lint.check_spec(spec)
         if static:
             sys.stdout.write(lint.format_text(static, strict=args.strict) if args.format == "text" else json.dumps(lint.to_json(static, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
         raise
+    t = time.perf_counter()
     findings = lint.lint(result)
+    result.timings["lint"] = time.perf_counter() - t
+    _timings(args, result)
     if args.format == "json":
         sys.stdout.write(json.dumps(lint.to_json(findings, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -251,7 +303,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 source = open_side(ref, spec_dir=spec_dir, workdir=Path(tmp) / side)
             except UsageError as exc:
                 raise UsageError(f"{side}: {exc}") from None
-            result = load_side(side, source, lambda path: pipeline.run(path, counter=counter))
+            with _progress(f"assembling {side}") as bar:
+                result = load_side(side, source, lambda path: pipeline.run(path, counter=counter, progress=bar))
+            _timings(args, result, side)
             sides.append((source, result, digest_tree(source.path)))
         (bsrc, bres, bfiles), (hsrc, hres, hfiles) = sides
         diff = review.compare(
@@ -275,7 +329,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_lock(args: argparse.Namespace) -> int:
     from . import lockfile, pipeline
 
-    result = pipeline.run(_review_spec_dir(args), counter=_counter(args))
+    with _progress("assembling") as bar:
+        result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
+    _timings(args, result)
     path = _lock_path(args)
     written = lockfile.write(path, lockfile.build(result))
     print(f"{'wrote' if written else 'up to date:'} {path} ({len(result.measures)} variants)")
@@ -291,6 +347,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(f"no lock file at {path}; run `promptspec lock` to create it, then commit it")
     data = lockfile.read(path)
     result = pipeline.run(_review_spec_dir(args), counter=_counter(args))
+    _timings(args, result)
     diff = review.compare_to_lock(data, result)
     if args.format == "json":
         sys.stdout.write(json.dumps(diff.to_data(), indent=2, ensure_ascii=False, sort_keys=True) + "\n")
@@ -318,10 +375,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"promptspec {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     parser.add_argument("--cache-dir", type=Path, default=None, help="token cache folder (default: ~/.cache/promptspec)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print the pipeline's stage timings to stderr (list, build, explore, lock, check, diff, lint)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # -v also works after the command (`promptspec build -v`).
+    verbose = argparse.ArgumentParser(add_help=False)
+    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub.required = True
 
-    p = sub.add_parser("list", help="list every variant of the matrix with its tokens")
+    p = sub.add_parser("list", help="list every variant of the matrix with its tokens", parents=[verbose])
     _spec_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=cmd_list)
@@ -341,13 +403,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--errors", choices=("strict", "replace"), default="strict", help="how to treat bytes that are not UTF-8")
     p.set_defaults(func=cmd_tokens)
 
-    p = sub.add_parser("build", help="write the site's pages as a plain folder of Markdown + assets (for other site engines)")
+    p = sub.add_parser("build", help="write the site's pages as a plain folder of Markdown + assets (for other site engines)", parents=[verbose])
     _spec_arg(p)
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
     p.add_argument("--path", default="prompts", metavar="FOLDER", help="folder of the pages inside DIR (default: prompts)")
     p.add_argument("--base", default="lock", metavar="BASE",
                    help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder")
+    p.add_argument("--variant-pages", action="append", default=None, metavar="WHICH",
+                   help="which variants get a page of their own (the others are in the explorer): auto (default: all up to "
+                        "1,000 variants, else none), all, none, or AXIS=VALUE[,VALUE...] (globs allowed; repeat for more axes)")
+    p.add_argument("--list-limit", type=int, default=200, metavar="N",
+                   help="overview pages list variants one by one up to N, and summarise above (default: 200)")
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("explore", help="write the variant explorer as a standalone folder (open index.html; no MkDocs)", parents=[verbose])
+    _spec_arg(p)
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
+    p.set_defaults(func=cmd_explore)
 
     p = sub.add_parser("import-codex", help="turn a Codex checkout into a spec folder")
     p.add_argument("codex_dir", type=Path, metavar="CODEX_DIR")
@@ -355,7 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.set_defaults(func=cmd_import_codex)
 
-    p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)")
+    p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
     _spec_arg(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
@@ -379,7 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
         q.set_defaults(func=cmd_new)
 
     review_spec_help = "spec folder (default: templates/ of the current git repository, else the embedded spec); for revisions, its path in the repository"
-    p = sub.add_parser("diff", help="what a spec change does to every variant (git revisions or spec folders)")
+    p = sub.add_parser("diff", help="what a spec change does to every variant (git revisions or spec folders)", parents=[verbose])
     p.add_argument("base", metavar="BASE", help="git revision (e.g. origin/main) or spec folder")
     p.add_argument("head", metavar="HEAD", nargs="?", default=None, help="git revision or spec folder (default: the working tree)")
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
@@ -390,7 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_diff)
 
     for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):
-        p = sub.add_parser(name, help=help_text)
+        p = sub.add_parser(name, help=help_text, parents=[verbose])
         p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
         p.add_argument("--lock", type=Path, default=None, metavar="PATH", help="lock file (default: prompts.lock.json in the spec folder)")
         if name == "check":

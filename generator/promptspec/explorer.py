@@ -59,13 +59,12 @@ import html
 import json
 import math
 import os
-import secrets
-import shutil
 import time
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from .atomic import replace_tree
 from .errors import UsageError
 from .pipeline import Result
 
@@ -575,9 +574,10 @@ def write_standalone(result: Result, out_dir: str | os.PathLike[str]) -> Path:
     (as JSON for web servers and as a script for file:// use), explorer.js and
     explorer.css.  No MkDocs, no network.
 
-    The folder is written beside the target and swapped in, so a failure
-    leaves no half-written output; an existing folder is replaced only if it
-    holds nothing but explorer files.  Adds `result.timings["explorer"]`.
+    The folder is staged beside the target and swapped in
+    (atomic.replace_tree), so a failure or Ctrl-C leaves no half-written
+    output; an existing folder is replaced only if it holds nothing but
+    explorer files.  Adds `result.timings["explorer"]`.
     """
     started = time.perf_counter()
     out = Path(out_dir)
@@ -588,25 +588,8 @@ def write_standalone(result: Result, out_dir: str | os.PathLike[str]) -> Path:
         foreign = sorted(p.name for p in out.iterdir() if p.name not in files)
         if foreign:
             raise UsageError(f"{out} holds other files ({foreign[0]}...); choose an empty or new folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{secrets.token_hex(4)}"
-    tmp.mkdir()  # not mkdtemp: its 0700 mode would make a served folder unreadable
-    try:
-        for name, content in files.items():
-            (tmp / name).write_bytes(content)
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{secrets.token_hex(4)}"
-            os.replace(out, old)
-            try:
-                os.replace(tmp, out)
-            except BaseException:
-                os.replace(old, out)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with replace_tree(out) as staging:
+        for name, content in sorted(files.items()):
+            (staging / name).write_bytes(content)
     result.timings["explorer"] = time.perf_counter() - started
     return out

@@ -9,6 +9,7 @@ Styles avoid `#rgb;` sequences, which Mermaid would read as entities.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Sequence
 
@@ -37,7 +38,14 @@ CLASSES = (
 
 def text(value: object, limit: int | None = None) -> str:
     """One line of label text, entity-encoded (see module docstring)."""
-    s = " ".join(str(value).split())
+    return _text(str(value), limit)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(value: str, limit: int | None) -> str:
+    # Cached: a site repeats the same labels (fragment names, markers, token
+    # counts) on every variant page.
+    s = " ".join(value.split())
     if limit is not None and len(s) > limit:
         s = s[: limit - 1] + "…"
     out = []

@@ -15,6 +15,18 @@ up, the error goes to the terminal and onto every page, and fixing the spec
           cache_dir: null            # token cache (default ~/.cache/promptspec)
           base: lock                 # Changes page: lock | none | a git revision | a spec folder
           lint_rules: guide/lint-rules.md   # docs page that lint rule IDs link to (if it exists)
+          variant_pages: auto        # a page per variant: auto (all up to 1,000 variants, else none),
+                                     # all, none, or a filter such as {mode: plan} (site_select.py)
+          list_limit: 200            # overview pages summarise above this many variants
+
+Every variant is always in the explorer page (prompts/explorer/); a variant
+without a page of its own is linked to the explorer's deep link instead.
+
+Under `mkdocs serve` the plugin keeps a pipeline.Session and a
+site.PageCache: an edit re-assembles only the variants it can change and
+regenerates only their pages.  Each build logs one line of stage timings on
+the `mkdocs.plugins.promptspec` logger; under `mkdocs build` on a terminal
+(and not in CI) a progress bar with counts is drawn on stderr.
 
 Hand-written pages get their `<!-- promptspec:example ... -->` markers
 expanded from the spec (examples.py).  A bad marker stops `mkdocs build`;
@@ -28,16 +40,19 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
+from mkdocs.config.base import ValidationError
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+from . import site_select
 from .errors import PromptspecError
-from .site_index import ASSET_DIR, CSS, JS, Paths
+from .site_index import ASSET_DIR, CSS, JS, LIST_LIMIT, Paths
 from .site_markup import h
 
 # Spec errors under `mkdocs serve` go to the terminal through a logger of our
@@ -58,6 +73,20 @@ def _report(message: str) -> None:
 MERMAID_JS = f"{ASSET_DIR}/mermaid.min.js"
 
 
+class _VariantPages(c.BaseConfigOption):
+    """auto | all | none | {axis: value(s) or glob(s)} -> site_select.VariantPages."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.default = "auto"
+
+    def run_validation(self, value: object) -> site_select.VariantPages:
+        try:
+            return site_select.parse(value, where="variant_pages")
+        except PromptspecError as exc:
+            raise ValidationError(exc.oneline()) from None
+
+
 class PromptspecConfig(base.Config):
     spec = c.Type(str, default="templates")
     path = c.Type(str, default="prompts")
@@ -65,6 +94,8 @@ class PromptspecConfig(base.Config):
     cache_dir = c.Optional(c.Type(str))
     base = c.Type(str, default="lock")
     lint_rules = c.Type(str, default="guide/lint-rules.md")
+    variant_pages = _VariantPages()
+    list_limit = c.Type(int, default=LIST_LIMIT)
 
 
 class PromptspecPlugin(BasePlugin[PromptspecConfig]):
@@ -81,6 +112,9 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.base_error: str | None = None
         self.page_errors: dict[str, str] = {}
         self.bases = None
+        self.session = None  # pipeline.Session, kept across serve rebuilds
+        self.session_key = None
+        self.cache = None  # site.PageCache, likewise
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -97,6 +131,8 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         except PromptspecError as exc:
             raise PluginError(f"promptspec: error: option 'path': {exc.oneline()}") from None
         self.cache_dir = (base_dir / self.config.cache_dir).resolve() if self.config.cache_dir else None
+        if self.config.list_limit < 1:
+            raise PluginError(f"promptspec: error: option 'list_limit' must be at least 1, found {self.config.list_limit}")
         if self.config.mermaid_js:
             # Before Material's check for a global `mermaid`, which would
             # otherwise fetch it from a CDN.
@@ -114,16 +150,26 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
     # -- generation -------------------------------------------------------------
     def _generate(self, config, files: Files):
         from . import pipeline, site_changes, site_lint
-        from .site import build_site
+        from .progress import Progress
+        from .site import PageCache, build_site
         from .site_base import BaseLoader
         from .tokens import TokenCounter
 
-        counter = TokenCounter(self.cache_dir)
-        result = pipeline.run(self.spec_dir, counter=counter)
+        key = (self.spec_dir, self.cache_dir)
+        if self.session is None or self.session_key != key:
+            self.session = pipeline.Session(self.spec_dir, counter=TokenCounter(self.cache_dir))
+            self.session_key = key
+            self.cache = PageCache()
+        counter = self.session.counter
+        # A bar only under `mkdocs build` on a terminal (never in CI or logs).
+        show = False if self.serving else None
+        with Progress("promptspec: assembling", enabled=show) as bar:
+            result = self.session.run(progress=bar)
         self.watch_dirs = sorted(set(result.spec.fs.roots.values()))
         findings = site_lint.run(result)
         if self.bases is None:
             self.bases = BaseLoader()
+        t = time.perf_counter()
         try:
             changes = self.bases.load(self.config.base, self.spec_dir, result, counter=counter, root=self.base_dir)
         except PromptspecError as exc:
@@ -133,12 +179,24 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             _report(f"promptspec: error: {message} (the Changes page and badges are off until it is fixed)")
             self.base_error = message
             changes = site_changes.failed(self.config.base, message)
+        result.timings["base"] = time.perf_counter() - t
         rules = self.config.lint_rules if files.get_file_from_path(self.config.lint_rules) is not None else None
-        site = build_site(
-            result, prefix=self.prefix, links="dir" if config.use_directory_urls else "html",
-            findings=findings, changes=changes, rules_page=rules,
+        # Pages are kept for the next rebuild only under serve; `mkdocs build` runs once.
+        cache = self.cache if self.serving else PageCache()
+        with Progress("promptspec: pages", enabled=show) as bar:
+            site = build_site(
+                result, prefix=self.prefix, links="dir" if config.use_directory_urls else "html",
+                findings=findings, changes=changes, rules_page=rules,
+                variant_pages=self.config.variant_pages, list_limit=self.config.list_limit,
+                cache=cache, progress=bar,
+            )
+        changed = self.session.changes
+        redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"
+        log.info(
+            "promptspec: %d variants%s, %d pages (%d variant pages, %d made, %d kept) · %s",
+            len(result.variants), redone, len(site.pages), site.variant_page_count,
+            cache.made, cache.reused, pipeline.format_timings(result.timings),
         )
-        log.debug("promptspec: %s", pipeline.format_timings(result.timings))
         return site, result
 
     def _stub(self, message: str):

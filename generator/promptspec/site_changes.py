@@ -266,7 +266,7 @@ def _p(html_: str) -> str:
 
 def _vlink(idx: SiteIndex, page: str, vid: str) -> str:
     v = idx.by_id.get(vid)
-    return link(idx.href(page, idx.variant_page(v)), f"<code>{h(vid)}</code>") if v is not None else f"<code>{h(vid)}</code>"
+    return link(idx.variant_href(page, v), f"<code>{h(vid)}</code>") if v is not None else f"<code>{h(vid)}</code>"
 
 
 def _part_name(idx: SiteIndex, page: str, fragment: str) -> str:
@@ -312,6 +312,17 @@ def diff_html(diff: str) -> str:
     return f'<pre class="ps-udiff" data-search-exclude><code>{"".join(out)}</code></pre>'
 
 
+def _capped(idx: SiteIndex, items: list, what: str) -> tuple[list, list[str]]:
+    """The first `idx.list_limit` items, and a note on the rest, so the page
+    stays bounded however many variants a change reaches."""
+    limit = idx.list_limit
+    if len(items) <= limit:
+        return items, []
+    note = block(_p(f"… and {len(items) - limit:,} more {h(what)}, not listed here (more than {limit:,}); "
+                    "<code>promptspec check</code> or <code>promptspec diff</code> lists every one."), cls="ps-intro ps-more")
+    return items[:limit], [note, ""]
+
+
 def _headline(ch: Changes) -> str:
     return f"Compared with <code>{h(ch.label)}</code>" + (f" (head: {h(ch.head_label)})" if ch.kind == "git" else "")
 
@@ -345,12 +356,13 @@ def changes_page(idx: SiteIndex) -> str:
         return _join(out)
     alerts = ch.headroom_crossings()
     if alerts:
+        alerts, rest = _capped(idx, alerts, "variants")
         items = "".join(
             f"<li>{_vlink(idx, page, vid)} now starts past its auto-compaction limit "
             f"({'new variant' if before is None else 'headroom ' + num(before)} → {num(after)})</li>"
             for vid, before, after in alerts
         )
-        out += ["## Alerts", "", block(f"<ul>{items}</ul>", cls="ps-alerts admonition warning"), ""]
+        out += ["## Alerts", "", block(f"<ul>{items}</ul>", cls="ps-alerts admonition warning"), "", *rest]
     if ch.files:
         rows = [[f"<code>{h(p)}</code>", h(s), Cell(num(n) if n else "–", "ps-r")] for p, s, n in ch.files]
         out += ["## Spec files changed", "", table(["file", "status", Cell("variants with sections from it", "ps-r")], rows), ""]
@@ -363,7 +375,8 @@ def changes_page(idx: SiteIndex) -> str:
                 table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), Cell("%", "ps-r")], rows, cls="ps-nowrap"), ""]
     if ch.changed:
         rows = []
-        for c in ch.changed:
+        shown, rest = _capped(idx, list(ch.changed), "changed variants")
+        for c in shown:
             parts = [f'{_part_name(idx, page, p.fragment)} {h(p.kind)} <small>{signed(p.delta)}</small> '
                      f'<a href="#change-{h(p.group)}">{h(p.group)}</a>' for p in c.parts]
             if c.encoding_before and c.encoding_after and c.encoding_before != c.encoding_after:
@@ -371,14 +384,16 @@ def changes_page(idx: SiteIndex) -> str:
             rows.append([_vlink(idx, page, c.id), Cell(num(c.before), "ps-r"), Cell(num(c.after), "ps-r"),
                          Cell(signed(c.delta), "ps-r"), Cell("<br>".join(parts) or "–", "ps-text")])
         out += [f"## Changed variants ({len(ch.changed)})", "",
-                table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "sections (Δ tokens, change)"], rows, cls="ps-nowrap"), ""]
+                table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "sections (Δ tokens, change)"], rows, cls="ps-nowrap"), "", *rest]
     if ch.added:
-        rows = [[_vlink(idx, page, vid), Cell(num(t), "ps-r"), Cell(_tok(hr), "ps-r")] for vid, t, hr in ch.added]
+        shown, rest = _capped(idx, list(ch.added), "added variants")
+        rows = [[_vlink(idx, page, vid), Cell(num(t), "ps-r"), Cell(_tok(hr), "ps-r")] for vid, t, hr in shown]
         out += [f"## Added variants ({len(ch.added)})", "",
-                table(["variant", Cell("tokens", "ps-r"), Cell("headroom before auto-compact", "ps-r")], rows, cls="ps-nowrap"), ""]
+                table(["variant", Cell("tokens", "ps-r"), Cell("headroom before auto-compact", "ps-r")], rows, cls="ps-nowrap"), "", *rest]
     if ch.removed:
-        rows = [[f"<code>{h(vid)}</code>", Cell(num(t), "ps-r")] for vid, t in ch.removed]
-        out += [f"## Removed variants ({len(ch.removed)})", "", table(["variant", Cell("tokens in the base", "ps-r")], rows, cls="ps-nowrap"), ""]
+        shown, rest = _capped(idx, list(ch.removed), "removed variants")
+        rows = [[f"<code>{h(vid)}</code>", Cell(num(t), "ps-r")] for vid, t in shown]
+        out += [f"## Removed variants ({len(ch.removed)})", "", table(["variant", Cell("tokens in the base", "ps-r")], rows, cls="ps-nowrap"), "", *rest]
     return _join(out)
 
 
@@ -406,7 +421,10 @@ def _groups(idx: SiteIndex, page: str, ch: Changes) -> list[str]:
                  f"{_spread([b for _, b, _ in g.tokens])} → {_spread([a for _, _, a in g.tokens])} (Δ {_range(lo, hi)}).")
         if g.sources:
             facts += " Sources: " + ", ".join(f"<code>{h(s)}</code>" for s in g.sources) + "."
-        variants = " ".join(_vlink(idx, page, vid) for vid in g.variants)
+        listed = g.variants if len(g.variants) <= idx.list_limit else g.variants[: idx.list_limit]
+        variants = " ".join(_vlink(idx, page, vid) for vid in listed)
+        if len(listed) < len(g.variants):
+            variants += f" … and {len(g.variants) - len(listed):,} more"
         inner = [_p(facts), f'<details class="ps-change-variants"><summary>variants ({len(g.variants)})</summary>',
                  f'<p class="ps-variants">{variants}</p>', "</details>"]
         if g.detail:

@@ -13,9 +13,11 @@ import posixpath
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Iterable, Sequence
+from urllib.parse import quote
 
 from .assemble import Request, Section, Variant
 from .errors import UsageError
+from .explorer import DATA_FILE
 from .measure import Measure
 from .pipeline import Result
 
@@ -23,6 +25,13 @@ LINK_STYLES = ("md", "dir", "html")
 ASSET_DIR = "assets/promptspec"
 CSS = f"{ASSET_DIR}/promptspec.css"
 JS = f"{ASSET_DIR}/promptspec.js"
+
+LIST_LIMIT = 200
+"""Overview pages list variants one by one while a list (or a page's set of
+comparison rows) holds at most this many; above it they show summaries and
+link to the explorer (site_summary.py).  The matrix page keeps its
+one-cell-per-variant table up to MATRIX_FACTOR times this many variants."""
+MATRIX_FACTOR = 5
 
 AXIS_FOLDERS = {"model": "models", "personality": "personalities", "mode": "modes"}
 AXIS_TITLES = {"model": "Models", "personality": "Personalities", "mode": "Modes"}
@@ -49,17 +58,38 @@ def page_url(src: str, style: str) -> str:
     return stem + "/"
 
 
-def relative(from_src: str, to_src: str, style: str, anchor: str | None = None) -> str:
-    """A relative link from page `from_src` to file `to_src`."""
-    to_url = page_url(to_src, style)
+def _base_of(from_src: str, style: str) -> tuple[str, ...]:
+    """The folder a relative link on page `from_src` resolves against, as
+    parts: the URL itself for a directory URL, else the folder holding the file."""
     from_url = page_url(from_src, style)
-    # The folder a relative link resolves against: the URL itself for a
-    # directory URL, else the folder holding the file.
     is_dir = from_url == "" or from_url.endswith("/")
     from_dir = from_url.rstrip("/") if is_dir else posixpath.dirname(from_url)
-    rel = posixpath.relpath(to_url.rstrip("/") or ".", from_dir or ".")
-    if to_url == "" or to_url.endswith("/"):
+    return tuple(p for p in from_dir.split("/") if p)
+
+
+def _target_of(to_src: str, style: str) -> tuple[tuple[str, ...], bool]:
+    """A link target's URL as parts, and whether it is a directory URL."""
+    to_url = page_url(to_src, style)
+    return tuple(p for p in to_url.rstrip("/").split("/") if p), to_url == "" or to_url.endswith("/")
+
+
+def _join_rel(base: tuple[str, ...], target: tuple[str, ...], is_dir: bool) -> str:
+    # posixpath.relpath for site paths (relative, normalised, no `.` or `..`
+    # parts), without its abspath/getcwd calls: a build makes ~50 links a page.
+    i = 0
+    n = min(len(base), len(target))
+    while i < n and base[i] == target[i]:
+        i += 1
+    parts = [".."] * (len(base) - i) + list(target[i:])
+    rel = "/".join(parts) if parts else "."
+    if is_dir:
         rel = "./" if rel == "." else rel + "/"
+    return rel
+
+
+def relative(from_src: str, to_src: str, style: str, anchor: str | None = None) -> str:
+    """A relative link from page `from_src` to file `to_src`."""
+    rel = _join_rel(_base_of(from_src, style), *_target_of(to_src, style))
     if anchor:
         rel += "#" + anchor
     return rel
@@ -88,6 +118,9 @@ class Paths:
         if not self.prefix or prefix.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in prefix:
             raise UsageError(f"the pages' folder must be a relative path inside the site, found {prefix!r}")
         self.links = links
+        self._bases: dict[str, tuple[str, ...]] = {}
+        self._targets: dict[str, tuple[tuple[str, ...], bool]] = {}
+        self._variant_pages: dict[Variant, str] = {}
 
     def _p(self, *parts: str) -> str:
         return posixpath.join(self.prefix, *parts) if self.prefix else posixpath.join(*parts)
@@ -101,6 +134,14 @@ class Paths:
         return self._p("assembly.md")
 
     @property
+    def explorer_page(self) -> str:
+        return self._p("explorer", "index.md")
+
+    @property
+    def explorer_data(self) -> str:
+        return self._p("explorer", DATA_FILE)
+
+    @property
     def lint_page(self) -> str:
         return self._p("lint.md")
 
@@ -109,7 +150,10 @@ class Paths:
         return self._p("changes.md")
 
     def variant_page(self, v: Variant) -> str:
-        return self._p("variants", file_name(v.slug) + ".md")
+        found = self._variant_pages.get(v)
+        if found is None:
+            found = self._variant_pages[v] = self._p("variants", file_name(v.slug) + ".md")
+        return found
 
     def variant_json(self, v: Variant) -> str:
         return self._p("variants", file_name(v.slug) + ".json")
@@ -124,7 +168,20 @@ class Paths:
         return self._p("fragments", "index.md" if name is None else file_name(name) + ".md")
 
     def href(self, from_src: str, to_src: str, anchor: str | None = None) -> str:
-        return relative(from_src, to_src, self.links, anchor)
+        """relative(), with the pages' and targets' URLs worked out once each."""
+        base = self._bases.get(from_src)
+        if base is None:
+            base = self._bases[from_src] = _base_of(from_src, self.links)
+        target = self._targets.get(to_src)
+        if target is None:
+            target = self._targets[to_src] = _target_of(to_src, self.links)
+        rel = _join_rel(base, *target)
+        return rel + "#" + anchor if anchor else rel
+
+    def explorer_href(self, from_src: str, v: Variant | None = None) -> str:
+        """The explorer page, opened at variant `v` (its deep link `#variant=<id>`)."""
+        anchor = None if v is None else "variant=" + quote(v.id, safe="/")
+        return self.href(from_src, self.explorer_page, anchor)
 
 
 class SiteIndex(Paths):
@@ -144,8 +201,15 @@ class SiteIndex(Paths):
         findings: Sequence[Any] = (),
         rules_page: str | None = None,
         changes: Any = None,
+        pages: frozenset[Variant] | None = None,
+        list_limit: int = LIST_LIMIT,
     ):
         super().__init__(prefix, links)
+        if list_limit < 1:
+            raise UsageError(f"the list limit must be at least 1, found {list_limit}")
+        self.pages = pages
+        self.list_limit = list_limit
+        self.matrix_limit = MATRIX_FACTOR * list_limit
         self.result = result
         self.findings = tuple(findings)
         self.rules_page = rules_page
@@ -156,6 +220,22 @@ class SiteIndex(Paths):
         self.request: dict[Variant, Request] = {r.variant: r for r in result.requests}
         self.axes: tuple[tuple[str, tuple[str, ...]], ...] = self.spec.axes
         self._by_values = {v.values: v for v in self.variants}
+        self._sections: dict[Variant, dict[str, SectionUse]] = {}
+        self._uses: dict[Variant, list[SectionUse]] = {}
+        self._others: dict[str, dict[str, dict[tuple[tuple[str, str], ...], Variant]]] = {}
+        self.memo: dict[Any, Any] = {}  # page renderers' shared results (e.g. comparisons, computed once per pair)
+
+    # -- pages and links to variants ------------------------------------------
+    def has_page(self, v: Variant) -> bool:
+        return self.pages is None or v in self.pages
+
+    @property
+    def variant_page_count(self) -> int:
+        return len(self.variants) if self.pages is None else len(self.pages)
+
+    def variant_href(self, from_src: str, v: Variant) -> str:
+        """A link to `v`: its page if it has one, else the explorer at `v`."""
+        return self.href(from_src, self.variant_page(v)) if self.has_page(v) else self.explorer_href(from_src, v)
 
     # -- lookups --------------------------------------------------------------
     @cached_property
@@ -170,21 +250,50 @@ class SiteIndex(Paths):
         """The variant equal to `v` except that `axis` is `value` (None if excluded)."""
         return self.variant((a, value if a == axis else x) for a, x in v.values)
 
+    @cached_property
+    def _by_axis_value(self) -> dict[str, dict[str, list[Variant]]]:
+        out: dict[str, dict[str, list[Variant]]] = {a: {x: [] for x in vals} for a, vals in self.axes}
+        for v in self.variants:
+            for a, x in v.values:
+                out[a].setdefault(x, []).append(v)
+        return out
+
     def with_value(self, axis: str, value: str) -> list[Variant]:
-        return [v for v in self.variants if v.value(axis) == value]
+        """The variants with `value` on `axis`, in matrix order."""
+        return list(self._by_axis_value.get(axis, {}).get(value, ()))
+
+    def by_others(self, axis: str) -> dict[str, dict[tuple[tuple[str, str], ...], Variant]]:
+        """value of `axis` -> {the variant's values on every other axis: variant},
+        so counterparts along `axis` are one lookup each."""
+        found = self._others.get(axis)
+        if found is None:
+            found = {x: {} for x in dict(self.axes)[axis]}
+            for v in self.variants:
+                found.setdefault(v.value(axis), {})[self.others(v, axis)] = v
+            self._others[axis] = found
+        return found
 
     def others(self, v: Variant, axis: str) -> tuple[tuple[str, str], ...]:
         """`v`'s values on every axis but `axis`."""
         return tuple((a, x) for a, x in v.values if a != axis)
 
     def uses(self, v: Variant) -> list[SectionUse]:
+        """`v`'s sections in send order (kept: callers must not change the list)."""
+        out = self._uses.get(v)
+        if out is not None:
+            return out
         m = self.measure[v]
         req = self.request[v]
-        out = []
+        out = self._uses[v] = []
         for i, message in enumerate(req.messages):
             for j, section in enumerate(message.sections):
                 out.append(SectionUse(v, i, j + 1, section, m.sections[i][j], m.estimates[i][j]))
         return out
+
+    @cached_property
+    def totals(self) -> dict[Variant, int]:
+        """Total tokens by variant (Measure.total adds up every time)."""
+        return {v: m.total for v, m in self.measure.items()}
 
     @cached_property
     def fragment_uses(self) -> dict[str, list[SectionUse]]:
@@ -196,7 +305,10 @@ class SiteIndex(Paths):
         return out
 
     def sections_by_fragment(self, v: Variant) -> dict[str, SectionUse]:
-        return {u.section.fragment: u for u in self.uses(v)}
+        found = self._sections.get(v)
+        if found is None:
+            found = self._sections[v] = {u.section.fragment: u for u in self.uses(v)}
+        return found
 
     def display(self, axis: str, value: str) -> str:
         """A value's display name (models and choices have one; extra axes don't)."""
@@ -223,7 +335,7 @@ class SiteIndex(Paths):
 
     @cached_property
     def token_range(self) -> tuple[int, int]:
-        totals = [self.measure[v].total for v in self.variants] or [0]
+        totals = list(self.totals.values()) or [0]
         return min(totals), max(totals)
 
     def heat(self, tokens: int, buckets: int = 6) -> int:

@@ -56,7 +56,7 @@ def _variant_link(idx: SiteIndex, page: str, variant_id: str | None) -> str:
     v = idx.by_id.get(variant_id)
     if v is None:
         return f"<code>{h(variant_id)}</code>"
-    return link(idx.href(page, idx.variant_page(v)), h(variant_id))
+    return link(idx.variant_href(page, v), h(variant_id))
 
 
 def _table(idx: SiteIndex, page: str, findings: Sequence[Any], *, fragment_column: bool) -> str:

@@ -12,6 +12,7 @@ the text a browser shows is byte for byte the text that would be sent.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -38,7 +39,19 @@ def h(text: object) -> str:
 
     Braces and backticks become references too, so a raw block stays inert
     even if a macros-style plugin scans the Markdown source."""
-    return _PRE_RE.sub(lambda m: _PRE_REFS[m.group()], html.escape(str(text), quote=True))
+    s = str(text)
+    if len(s) <= 200:  # names, ids, labels: the same few thousand strings on every page
+        return _h_short(s)
+    return _escape(s)
+
+
+def _escape(s: str) -> str:
+    return _PRE_RE.sub(lambda m: _PRE_REFS[m.group()], html.escape(s, quote=True))
+
+
+@functools.lru_cache(maxsize=16384)
+def _h_short(s: str) -> str:
+    return _escape(s)
 
 
 def prompt_html(text: str) -> str:

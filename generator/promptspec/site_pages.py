@@ -2,6 +2,11 @@
 personalities, modes, extra axes), the fragment catalog and the assembly
 overview.  Each function returns one page's Markdown; tables are raw HTML so
 spec strings cannot turn into Markdown syntax.
+
+Small matrices get every variant listed and compared row by row; above the
+site's list limit a page shows summaries instead (site_summary.py), so no
+overview page grows with the number of variants.  Links to a variant go to
+its page, or to the explorer where it has none (`SiteIndex.variant_href`).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from collections import OrderedDict
 from statistics import mean
 from typing import Sequence
 
-from . import mermaid, site_lint
+from . import mermaid, site_lint, site_summary
 from .assemble import Variant
 from .site_index import AXIS_TITLES, SiteIndex, SectionUse, spread
 from .site_markup import Cell, block, front_matter, h, link, md_inline, num, pct, pre, quoted, signed, table
@@ -47,7 +52,7 @@ def _cell(idx: SiteIndex, page: str, v: Variant | None) -> Cell:
     m = idx.measure[v]
     heat = idx.heat(m.total, HEAT_BUCKETS)
     title = f"{v.id}: {m.total:,} tokens" + ("" if m.percent_of_usable is None else f", {m.percent_of_usable:.2f}% of the usable window")
-    inner = link(idx.href(page, idx.variant_page(v)), f'<span class="ps-num">{num(m.total)}</span><span class="ps-pct">{pct(m.percent_of_usable)}</span>')
+    inner = link(idx.variant_href(page, v), f'<span class="ps-num">{num(m.total)}</span><span class="ps-pct">{pct(m.percent_of_usable)}</span>')
     return Cell(inner, f"ps-cell ps-heat-{heat}", {"title": title})
 
 
@@ -81,7 +86,7 @@ def _matrix_table(idx: SiteIndex, page: str, extra: tuple[tuple[str, str], ...])
                 v = idx.variant((("model", model.slug), ("personality", personality), ("mode", mo), *extra))
                 row.append(_cell(idx, page, v))
                 if v is not None:
-                    t = idx.measure[v].total
+                    t = idx.totals[v]
                     row_tokens.append(t)
                     per_mode[mo].append(t)
                     grand[mo].append(t)
@@ -96,11 +101,14 @@ def _totals(idx: SiteIndex, page: str) -> str:
     modes = [m.name for m in idx.spec.modes]
     rows = []
     col: dict[str, list[int]] = {mo: [] for mo in modes}
+    cells: dict[tuple[str, str], list[int]] = {}
+    for v in idx.variants:
+        cells.setdefault((v.model, v.mode), []).append(idx.totals[v])
     for model in idx.spec.models:
         row: list[str | Cell] = [Cell(link(idx.href(page, idx.axis_page("model", model.slug)), f"<code>{h(model.slug)}</code>"), header=True)]
         all_t = []
         for mo in modes:
-            ts = [idx.measure[v].total for v in idx.variants if v.model == model.slug and v.mode == mo]
+            ts = cells.get((model.slug, mo), [])
             col[mo].extend(ts)
             all_t.extend(ts)
             row.append(_sum_cell(ts))
@@ -121,33 +129,75 @@ def _heat_legend(idx: SiteIndex) -> str:
     return block(["<span>shade by total tokens:</span>", *cells], cls="ps-heat-legend")
 
 
+def _matrix_summary(idx: SiteIndex, page: str) -> list[str]:
+    """Model × mode: variants, min–max tokens (linked to those variants), median."""
+    modes = [m.name for m in idx.spec.modes]
+    cells: dict[tuple[str, str], list[Variant]] = {}
+    for v in idx.variants:
+        cells.setdefault((v.model, v.mode), []).append(v)
+    rows = []
+    for model in idx.spec.models:
+        row: list[str | Cell] = [Cell(link(idx.href(page, idx.axis_page("model", model.slug)), f"<code>{h(model.slug)}</code>"), header=True)]
+        for mo in modes:
+            vs = sorted(cells.get((model.slug, mo), []), key=idx.totals.__getitem__)
+            if not vs:
+                row.append(Cell("—", "ps-cell ps-excluded", {"title": "excluded by the matrix rules"}))
+                continue
+            lo, hi = vs[0], vs[-1]
+            mid = idx.totals[vs[(len(vs) - 1) // 2]]
+            inner = (
+                f'<span class="ps-num">{site_summary.vlink(idx, page, lo, num(idx.totals[lo]))}–'
+                f'{site_summary.vlink(idx, page, hi, num(idx.totals[hi]))}</span>'
+                f'<span class="ps-pct">{len(vs):,} variants, median {num(mid)}</span>'
+            )
+            row.append(Cell(inner, f"ps-cell ps-heat-{idx.heat(mid, HEAT_BUCKETS)}", {"title": f"{model.slug}, {mo}: {len(vs):,} variants"}))
+        rows.append(row)
+    headers = ["model", *[link(idx.href(page, idx.axis_page("mode", mo)), h(mo)) for mo in modes]]
+    return [table(headers, rows, cls="ps-matrix ps-nowrap ps-summary"), ""]
+
+
 def matrix_page(idx: SiteIndex) -> str:
     page = idx.matrix_page
     spec = idx.spec
+    full = len(idx.variants) <= idx.matrix_limit
     out = _head("Matrix", f"{spec.name}: every variant", extra={"hide": ["toc"]})
     axes_desc = " × ".join(f"{len(vals)} {a}" for a, vals in idx.axes)
-    out.append(block(_p(
-        f"{len(idx.variants)} variants ({h(axes_desc)}, after the matrix rules). "
-        "Each cell is the variant's total tokens — base instructions plus every section — "
-        "and its share of the model's usable window (context window × effective percent). "
-        "Click a cell for the assembled prompt."
-    ), cls="ps-intro"))
+    explore = link(idx.explorer_href(page), "Explorer")
+    if full:
+        intro = (
+            "Each cell is the variant's total tokens — base instructions plus every section — "
+            "and its share of the model's usable window (context window × effective percent). "
+            "Click a cell for the assembled prompt."
+        )
+    else:
+        intro = (
+            f"Too many to show one cell each (more than {idx.matrix_limit:,}): each cell is a model and mode, "
+            "with the smallest and largest variant's total tokens (linked to them) and the median over "
+            f"every other axis. The {explore} shows any single variant; the pages of each "
+            f"{link(idx.href(page, idx.axis_page('model')), 'model')}, "
+            f"{link(idx.href(page, idx.axis_page('mode')), 'mode')} and other axis value summarise them by axis."
+        )
+    out.append(block(_p(f"{len(idx.variants)} variants ({h(axes_desc)}, after the matrix rules). " + intro), cls="ps-intro"))
     out.append("")
     out.append(_heat_legend(idx))
     out.append("")
     extra_axes = idx.axes[3:]
-    combos = list(itertools.product(*[[(a, x) for x in vals] for a, vals in extra_axes])) or [()]
-    for combo in combos:
-        if combo:
-            label = ", ".join(f"{a} = {x}" for a, x in combo)
-            out += [f"## {md_inline(label)}", ""]
-        out += [_matrix_table(idx, page, tuple(combo)), ""]
+    if full:
+        combos = list(itertools.product(*[[(a, x) for x in vals] for a, vals in extra_axes])) or [()]
+        for combo in combos:
+            if combo:
+                label = ", ".join(f"{a} = {x}" for a, x in combo)
+                out += [f"## {md_inline(label)}", ""]
+            out += [_matrix_table(idx, page, tuple(combo)), ""]
+    else:
+        out += ["## Tokens per model and mode", ""]
+        out += _matrix_summary(idx, page)
     out += ["## Totals per model and mode", ""]
     if extra_axes:
         out += [block(_p("Summed over every personality" + "".join(f" and {h(a)}" for a, _ in extra_axes) + "."), cls="ps-intro"), ""]
     out += [_totals(idx, page), ""]
     out += ["## More", ""]
-    more = [
+    more = [explore] + [
         link(idx.href(page, idx.axis_page(a)), h(axis_title(a))) for a, _ in idx.axes
     ] + [
         link(idx.href(page, idx.fragment_page()), "Fragments"),
@@ -173,7 +223,7 @@ def axis_index_page(idx: SiteIndex, axis: str) -> str:
     rows = []
     for value in values:
         vs = idx.with_value(axis, value)
-        totals = [idx.measure[v].total for v in vs]
+        totals = [idx.totals[v] for v in vs]
         row: list[str | Cell] = [
             link(idx.href(page, idx.axis_page(axis, value)), f"<code>{h(value)}</code>"),
             h(idx.display(axis, value)),
@@ -242,13 +292,13 @@ def _diff_html(parts: list[tuple[str, int]], a: Variant, b: Variant, idx: SiteIn
 
 def _value_variants(idx: SiteIndex, page: str, axis: str, vs: list[Variant]) -> str:
     other_axes = [a for a, _ in idx.axes if a != axis]
-    base = min((idx.measure[v].total for v in vs), default=0)
+    base = min((idx.totals[v] for v in vs), default=0)
     rows = []
     for v in vs:
         m = idx.measure[v]
         rows.append([
             *[h(v.value(a)) for a in other_axes],
-            Cell(link(idx.href(page, idx.variant_page(v)), num(m.total), title=v.id), "ps-r"),
+            Cell(link(idx.variant_href(page, v), num(m.total), title=v.id), "ps-r"),
             Cell(pct(m.percent_of_usable), "ps-r"),
             Cell(signed(m.total - base), "ps-r"),
         ])
@@ -270,11 +320,12 @@ def _value_sections(idx: SiteIndex, page: str, vs: list[Variant]) -> str:
         Cell(str(len(base_texts)), "ps-r"),
     ]]
     for name, uses in per.items():
+        objects = {id(u.section): u.section for u in uses}  # shared Section objects: join each text once
         rows.append([
             link(idx.href(page, idx.fragment_page(name)), f"<code>{h(name)}</code>"),
             Cell(f"{len(uses)} / {len(vs)}", "ps-r"),
             Cell(spread([u.tokens for u in uses]), "ps-r"),
-            Cell(str(len({u.section.text for u in uses})), "ps-r"),
+            Cell(str(len({s.text for s in objects.values()})), "ps-r"),
         ])
     return table(["part", Cell("in variants", "ps-r"), Cell("tokens", "ps-r"), Cell("distinct texts", "ps-r")], rows, cls="ps-nowrap")
 
@@ -295,8 +346,8 @@ def _compare(idx: SiteIndex, page: str, axis: str, value: str, other: str, vs: l
         deltas.append(mv.total - mw.total)
         rows.append([
             *[h(v.value(a)) for a in other_axes],
-            Cell(link(idx.href(page, idx.variant_page(v)), num(mv.total)), "ps-r"),
-            Cell(link(idx.href(page, idx.variant_page(w)), num(mw.total)), "ps-r"),
+            Cell(link(idx.variant_href(page, v), num(mv.total)), "ps-r"),
+            Cell(link(idx.variant_href(page, w), num(mw.total)), "ps-r"),
             Cell(signed(mv.total - mw.total), "ps-r"),
             Cell(_diff_html(parts, v, w, idx), "ps-text"),
         ])
@@ -328,17 +379,37 @@ def axis_value_page(idx: SiteIndex, axis: str, value: str) -> str:
     if not vs:
         out += [block(_p("Every variant with this value is excluded by the matrix rules."), cls="ps-intro"), ""]
         return _join(out)
-    out += [_value_variants(idx, page, axis, vs), ""]
+    other_axes = [a for a, _ in idx.axes if a != axis]
+    if len(vs) <= idx.list_limit:
+        out += [_value_variants(idx, page, axis, vs), ""]
+    else:
+        out += [block(_p(
+            f"More than {idx.list_limit:,}, so not listed one by one: below, their total tokens by the value of "
+            f"every other axis (min and max link to that variant). The {link(idx.explorer_href(page, vs[0]), 'Explorer')} "
+            "shows any single variant."
+        ), cls="ps-intro"), ""]
+        out += site_summary.by_axis_tables(idx, page, vs, other_axes)
     out += ["## Parts across these variants", "", _value_sections(idx, page, vs), ""]
     others = [x for x in dict(idx.axes)[axis] if x != value]
     if others:
         out += [f"## Compared with other {md_inline(axis_title(axis).lower())}", ""]
-        out += [block(_p(
-            f"Each row pairs a variant with the one that differs only in {h(axis)}, side by side, "
-            "and names the parts whose text differs (+ only here, − only there) with the token difference."
-        ), cls="ps-intro"), ""]
-        for other in others:
-            out += _compare(idx, page, axis, value, other, vs)
+        if len(vs) * len(others) <= idx.list_limit:
+            out += [block(_p(
+                f"Each row pairs a variant with the one that differs only in {h(axis)}, side by side, "
+                "and names the parts whose text differs (+ only here, − only there) with the token difference."
+            ), cls="ps-intro"), ""]
+            for other in others:
+                out += _compare(idx, page, axis, value, other, vs)
+        else:
+            out += [block(_p(
+                f"Each variant is paired with the one that differs only in {h(axis)}. Per other value: how many pairs, "
+                "how their totals differ, and each part whose text differs in some pair (+ only here, − only there) "
+                "with the range of its token difference and the pair where it is largest."
+            ), cls="ps-intro"), ""]
+            for other in others:
+                cmp = site_summary.comparison(idx, axis, value, other)
+                out += [f"### {md_inline(value)} vs {md_inline(other)}", ""]
+                out += site_summary.comparison_block(idx, page, cmp, lambda name: idx.href(page, idx.fragment_page(name)))
     return _join(out)
 
 
@@ -405,15 +476,36 @@ def fragment_page(idx: SiteIndex, name: str) -> str:
     ]
     out += [table([], rows, cls="ps-facts"), ""]
     out += site_lint.fragment_section(idx, name)
-    # Distinct renderings, in order of first appearance.
-    groups: "OrderedDict[str, list[SectionUse]]" = OrderedDict()
+    # Distinct renderings, in order of first appearance.  Sections are
+    # shared objects: group by object first, so each text is joined once.
+    by_object: "OrderedDict[int, list[SectionUse]]" = OrderedDict()
     for u in uses:
-        groups.setdefault(u.section.text, []).append(u)
+        by_object.setdefault(id(u.section), []).append(u)
+    groups: "OrderedDict[str, list[SectionUse]]" = OrderedDict()
+    for us_ in by_object.values():
+        groups.setdefault(us_[0].section.text, []).extend(us_)
+    if len(by_object) > len(groups):  # a rendering made of several objects: back to matrix order
+        rank = idx.memo.get("rank") or idx.memo.setdefault("rank", {v: i for i, v in enumerate(idx.variants)})
+        for us_ in groups.values():
+            us_.sort(key=lambda u: rank[u.variant])
     out += [f"## Renderings ({len(groups)})", ""]
     if not groups:
         out += [block(_p("No variant includes this fragment (its conditions or an empty body leave it out everywhere)."), cls="ps-intro"), ""]
+    listed = len(uses) <= idx.list_limit
+    if groups and not listed:
+        out += [block(_p(
+            f"In {len(uses):,} variants, more than {idx.list_limit:,}, so each rendering says which variants use it by their "
+            f"axis values and links one of them; the {link(idx.explorer_href(page), 'Explorer')} shows any single variant."
+        ), cls="ps-intro"), ""]
+    within = site_summary.value_counts(idx, [u.variant for u in uses]) if not listed else {}
     for k, (text, us) in enumerate(groups.items(), 1):
-        variants = " ".join(link(idx.href(page, idx.variant_page(u.variant)), h(u.variant.id)) for u in us)
+        if listed:
+            variants = " ".join(link(idx.variant_href(page, u.variant), h(u.variant.id)) for u in us)
+        else:
+            variants = (
+                f"{site_summary.describe_group(idx, [u.variant for u in us], within)} — "
+                f"for example {site_summary.vlink(idx, page, us[0].variant)}"
+            )
         summary = f"<strong>rendering {k}</strong> <span class=\"ps-tok\">{spread([u.tokens for u in us])} tokens</span> <span class=\"ps-dim\">in {len(us)} variant{'s' if len(us) != 1 else ''}</span>"
         body = "\n".join([
             f'<details class="ps-section ps-role-{h(f.role)}">',

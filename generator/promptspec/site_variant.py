@@ -6,6 +6,11 @@ markers, tokens, Codex's estimate and source file.  All of it is raw HTML; the
 prompt text itself is marked `data-search-exclude` (see site_markup.pre), so
 it stays out of the search index while titles, headings and markers stay
 searchable.
+
+`static_parts` is everything but the "changed since base" badge and section:
+it depends only on the variant's Request and Measure and the site's layout,
+so `mkdocs serve` keeps it between rebuilds (site.PageCache) and redoes
+only the pages of variants an edit changed.
 """
 
 from __future__ import annotations
@@ -89,6 +94,20 @@ def _details(summary: str, meta_rows: list[list[str | Cell]], text: str, *, anch
 
 
 def _section(idx: SiteIndex, page: str, u: SectionUse) -> str:
+    """One section's <details>.  Variants share Section objects, and every
+    variant page sits at the same depth, so the HTML is made once per
+    (section, place, tokens) and reused across the build's pages."""
+    fragment_href = idx.href(page, idx.fragment_page(u.section.fragment))
+    key = ("section", id(u.section), u.message, u.index, u.tokens, u.estimate, fragment_href)
+    hit = idx.memo.get(key)
+    if hit is not None and hit[0] is u.section:
+        return hit[1]
+    out = _section_html(u, fragment_href)
+    idx.memo[key] = (u.section, out)  # holds the Section, so its id is not reused
+    return out
+
+
+def _section_html(u: SectionUse, fragment_href: str) -> str:
     s = u.section
     marker = section_label(s)
     summary = (
@@ -99,7 +118,7 @@ def _section(idx: SiteIndex, page: str, u: SectionUse) -> str:
         f'<span class="ps-tok">{num(u.tokens)} tokens</span>'
     )
     meta = [
-        [Cell("fragment", header=True), link(idx.href(page, idx.fragment_page(s.fragment)), f"<code>{h(s.fragment)}</code>") + f" in slot <code>{h(s.slot)}</code>"],
+        [Cell("fragment", header=True), link(fragment_href, f"<code>{h(s.fragment)}</code>") + f" in slot <code>{h(s.slot)}</code>"],
         [Cell("role", header=True), h(s.role)],
         [Cell("start marker", header=True), quoted(s.start) if s.start else "none"],
         [Cell("end marker", header=True), quoted(s.end) if s.end else "none"],
@@ -138,39 +157,39 @@ def _others(idx: SiteIndex, v: Variant, page: str) -> str:
     rows = []
     for axis, values in idx.axes:
         cells = []
+        mine = v.value(axis)
+        others = idx.others(v, axis)
+        by_value = idx.by_others(axis)
         for value in values:
-            if value == v.value(axis):
+            if value == mine:
                 cells.append(f'<strong class="ps-current">{h(value)}</strong>')
                 continue
-            other = idx.sibling(v, axis, value)
+            other = by_value[value].get(others)  # idx.sibling(v, axis, value), one lookup
             if other is None:
                 cells.append(f'<span class="ps-dim" title="excluded by the matrix rules">{h(value)}</span>')
             else:
-                cells.append(link(idx.href(page, idx.variant_page(other)), h(value)))
+                cells.append(link(idx.variant_href(page, other), h(value)))
         rows.append([Cell(h(axis), header=True), " · ".join(cells)])
     return table(["axis", "same variant with another value"], rows, cls="ps-others")
 
 
-def page(idx: SiteIndex, v: Variant) -> str:
+def static_parts(idx: SiteIndex, v: Variant) -> tuple[str, str]:
+    """The page around the changes part: (crumbs, facts and notes; tokens,
+    send order, prompt and other variants)."""
     src = idx.variant_page(v)
     req = idx.request[v]
     m = idx.measure[v]
-    title = idx.title(v)
-    out = [front_matter({"title": title}).rstrip("\n"), "", f"# {md_inline(title)}", ""]
-    badge = site_changes.badge(idx, v)
-    if badge:
-        out += [f'<p class="ps-badges">{badge}</p>', ""]
-    out.append(
+    top = [
         f'<p class="ps-crumbs">{link(idx.href(src, idx.matrix_page), "Matrix")} · '
         f'{link(idx.href(src, idx.axis_page("model", v.model)), h(v.model))} · '
-        f"variant <code>{h(v.id)}</code></p>"
-    )
-    out += ["", _facts(idx, v, src), ""]
+        f"variant <code>{h(v.id)}</code> · "
+        f'{link(idx.explorer_href(src, v), "open in explorer", cls="ps-explore")}</p>'
+    ]
+    top += ["", _facts(idx, v, src), ""]
     if req.notes:
         notes = "".join(f"<li>{h(n)}</li>" for n in req.notes)
-        out += [block(f"<ul>{notes}</ul>", cls="ps-notes"), ""]
-    out += site_changes.variant_section(idx, v, src)
-    out += ["## Tokens by part", "", _bar(idx, v), ""]
+        top += [block(f"<ul>{notes}</ul>", cls="ps-notes"), ""]
+    out = ["## Tokens by part", "", _bar(idx, v), ""]
     out += ["## Send order", "", mermaid.fence(mermaid.ordering(req, m)), ""]
     out += ["## Assembled prompt", ""]
     out += [
@@ -184,4 +203,19 @@ def page(idx: SiteIndex, v: Variant) -> str:
     for part in _prompt(idx, v, src):
         out += [part, ""]
     out += ["## Other variants", "", _others(idx, v, src), ""]
+    return "\n".join(top), "\n".join(out)
+
+
+def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None) -> str:
+    """The variant's page; `parts` is static_parts(idx, v) when the caller kept it."""
+    src = idx.variant_page(v)
+    top, rest = parts if parts is not None else static_parts(idx, v)
+    title = idx.title(v)
+    out = [front_matter({"title": title}).rstrip("\n"), "", f"# {md_inline(title)}", ""]
+    badge = site_changes.badge(idx, v)
+    if badge:
+        out += [f'<p class="ps-badges">{badge}</p>', ""]
+    out.append(top)
+    out += site_changes.variant_section(idx, v, src)
+    out.append(rest)
     return "\n".join(out).rstrip("\n") + "\n"
