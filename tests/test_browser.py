@@ -16,10 +16,8 @@ import functools
 import http.server
 import json
 import os
-import re
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -29,8 +27,8 @@ import yaml
 from promptspec import pipeline
 from promptspec.tokens import TokenCounter
 
-REPO = Path(__file__).resolve().parents[1]
-TEMPLATES = REPO / "templates"
+from _helpers import TEMPLATES, build_ok, expected_sections, mkdocs_config
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 VARIANT = "harbor-5/friendly/plan/workspace-write"
@@ -113,38 +111,9 @@ def _hostile_spec(root: Path) -> Path:
     return spec
 
 
-class _MkdocsYamlLoader(yaml.SafeLoader):
-    """Reads mkdocs.yml without importing the `!!python/name:` objects it names."""
-
-
-_MkdocsYamlLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-
-
-def _prompt_nav() -> list:
-    """The shipped nav's Home and Prompts entries (the guide pages it also
-    lists are not in the tmp docs folder)."""
-    nav = yaml.load((REPO / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_MkdocsYamlLoader)["nav"]
-    return [entry for entry in nav if isinstance(entry, dict) and set(entry) & {"Home", "Prompts"}]
-
-
 def _build(root: Path, name: str, spec: Path, mermaid_js: Path) -> None:
-    work = root / f"{name}-work"
-    docs = work / "docs"
-    docs.mkdir(parents=True)
-    (docs / "index.md").write_text("# Test site\n\nSee the [matrix](prompts/index.md).\n", encoding="utf-8")
-    config = work / "mkdocs.yml"
-    config.write_text(yaml.safe_dump({
-        "INHERIT": str(REPO / "mkdocs.yml"),
-        "docs_dir": str(docs),
-        "site_dir": str(root / "www" / name),
-        "plugins": ["search", {"promptspec": {"spec": str(spec), "mermaid_js": str(mermaid_js)}}],
-        "nav": _prompt_nav(),
-    }), encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
-        capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
+    """Build `spec` strict into root/www/name, the folder the test server serves."""
+    build_ok(mkdocs_config(root / f"{name}-work", spec, mermaid_js=str(mermaid_js), site_dir=root / "www" / name))
 
 
 @pytest.fixture(scope="session")
@@ -204,15 +173,6 @@ def _variant_url(base: str, name: str, result, vid: str) -> tuple[str, object]:
     return f"{base}/{name}/prompts/variants/{v.slug}/", v
 
 
-def _expected(result, v) -> dict[str, str]:
-    req = next(r for r in result.requests if r.variant == v)
-    out = {"base": req.base.text}
-    for i, message in enumerate(req.messages):
-        for j, s in enumerate(message.sections, 1):
-            out[f"{i}.{j}"] = s.text
-    return out
-
-
 def _wait_for_diagram(driver) -> str:
     """The rendered SVG's text (Material replaces pre.mermaid by div.mermaid)."""
     WebDriverWait(driver, 60).until(
@@ -247,7 +207,7 @@ def test_variant_page_shows_exact_text_and_markers(driver, sites):
         "document.querySelectorAll('pre.ps-prompt[data-ps-section]').forEach(p => out[p.dataset.psSection] = p.textContent);"
         "return out;"
     )
-    assert shown == _expected(results["embedded"], v)
+    assert shown == expected_sections(results["embedded"], v)
     _wait_for_diagram(driver)
     assert _errors(driver) == []
 
@@ -297,8 +257,12 @@ def test_search_finds_a_fragment_by_name(driver, sites):
     box.send_keys("review_checklist")
 
     def hits(d):
-        links = [a.get_attribute("href") for a in d.find_elements(By.CSS_SELECTOR, ".md-search-result__item a")]
-        return [h for h in links if h and "/prompts/fragments/review_checklist/" in h]
+        # Read the hrefs in one script call: the result list is re-rendered as
+        # the index answers, so element handles can go stale between calls.
+        links = d.execute_script(
+            "return Array.from(document.querySelectorAll('.md-search-result__item a'), a => a.href);"
+        )
+        return [h for h in links or [] if h and "/prompts/fragments/review_checklist/" in h]
 
     assert WebDriverWait(driver, 30).until(hits)
     assert _errors(driver) == []
@@ -318,7 +282,7 @@ def test_hostile_spec_stays_text_in_the_browser(driver, sites):
         "document.querySelectorAll('pre.ps-prompt[data-ps-section]').forEach(p => out[p.dataset.psSection] = p.textContent);"
         "return out;"
     )
-    assert shown == _expected(result, v)
+    assert shown == expected_sections(result, v)
     assert driver.execute_script("return document.querySelectorAll('img[src=\"x\"], .md-content script').length") == 0
     _open(driver, f"{base}/hostile/prompts/models/harbor-5/")
     assert '"]) ; click n0 call alert(3) <b>x</b>' in driver.find_element(By.CSS_SELECTOR, ".md-content").text
