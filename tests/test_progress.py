@@ -5,27 +5,13 @@ from __future__ import annotations
 import io
 import os
 import pty
-import select
 
 import pytest
 
 from promptspec import pipeline
 from promptspec.progress import Progress, wanted
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while select.select([fd], [], [], 0.2)[0]:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    return b"".join(chunks)
+from _helpers import TEMPLATES, read_available
 
 
 @pytest.fixture
@@ -48,7 +34,7 @@ def test_draws_a_bar_with_counts_on_a_tty(tty, monkeypatch):
     with Progress("assembling", 3, stream=stream, min_interval=0) as p:
         for _ in range(3):
             p.advance()
-    out = _read_all(master).decode("utf-8")
+    out = read_available(master).decode("utf-8")
     assert "\r" in out
     assert "assembling [" in out
     assert "1/3" in out and "3/3" in out
@@ -72,7 +58,7 @@ def test_silent_under_ci_even_on_a_tty(tty, monkeypatch):
     with Progress("assembling", 2, stream=stream, min_interval=0) as p:
         p.advance()
         p.advance()
-    assert _read_all(master) == b""
+    assert read_available(master) == b""
 
 
 def test_throttles_redraws(tty, monkeypatch):
@@ -81,7 +67,7 @@ def test_throttles_redraws(tty, monkeypatch):
     with Progress("counting", 1000, stream=stream, min_interval=3600) as p:
         for _ in range(1000):
             p.advance()
-    out = _read_all(master).decode("utf-8")
+    out = read_available(master).decode("utf-8")
     # The first step draws, the last draws (completion), close redraws once.
     assert out.count("\r") <= 4, out
     assert "1000/1000" in out
@@ -92,10 +78,10 @@ def test_as_pipeline_callback(tty, monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     stream, master = tty
     with Progress("assembling", stream=stream, min_interval=0) as p:
-        result = pipeline.run(os.path.join(REPO, "templates"), progress=p)
+        result = pipeline.run(TEMPLATES, progress=p)
     n = len(result.variants)
     assert p.total == n and p.done == n
-    out = _read_all(master).decode("utf-8")
+    out = read_available(master).decode("utf-8")
     assert f"{n}/{n}" in out
 
 

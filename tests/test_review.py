@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,8 +25,7 @@ from promptspec.pipeline import run
 from promptspec.spec import load_spec
 from promptspec.tokens import TokenCounter, encoding_for_model
 
-REPO = Path(__file__).resolve().parents[1]
-TEMPLATES = REPO / "templates"
+from _helpers import REPO, TEMPLATES, commit, git
 
 REALTIME_ADDITION = "Repeat file names back slowly; say `done` when a step is finished. ```` @everyone <details> | pipe\n"
 MINI_TEMPLATE_ADDITION = "- Never let a ```fenced``` example end your answer early.\n"
@@ -37,16 +34,6 @@ NEW_LAYOUT = [
     "realtime", "personality", "apps", "skills", "plugins", "token_budget",
 ]
 MINI_COMPACT_LIMIT = 800
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo.parent)}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
-
-
-def commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", message)
 
 
 def copy_spec(dest: Path) -> Path:

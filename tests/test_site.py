@@ -12,16 +12,11 @@ import hashlib
 import html
 import importlib.util
 import json
-import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import pytest
 import yaml
@@ -31,11 +26,23 @@ from promptspec.site_index import Paths, relative
 from promptspec.site_markup import md_inline, pre, prompt_html
 from promptspec.tokens import TokenCounter
 
-REPO = Path(__file__).resolve().parents[1]
+from _helpers import (
+    MKDOCS_YML,
+    REPO,
+    TEMPLATES,
+    break_spec,
+    broken_links,
+    build_ok,
+    cli,
+    expected_sections,
+    mkdocs_build,
+    mkdocs_config,
+    mkdocs_serve,
+    poll,
+    subprocess_env,
+)
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-TEMPLATES = REPO / "templates"
-MKDOCS_YML = REPO / "mkdocs.yml"
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 PROMPT_RE = re.compile(r'<pre class="ps-prompt" data-ps-section="([^"]+)" data-search-exclude><code>(.*?)</code></pre>', re.S)
 MERMAID_RE = re.compile(r'<pre class="mermaid"><code>(.*?)</code></pre>', re.S)
@@ -64,55 +71,6 @@ HOSTILE_DESCRIPTION = "<script>alert(1)</script> | `code` *em* [l](u) {{ x }}"
 # helpers
 
 
-class _MkdocsYamlLoader(yaml.SafeLoader):
-    """Reads mkdocs.yml without importing the `!!python/name:` objects it names."""
-
-
-_MkdocsYamlLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-
-
-def repo_nav() -> list:
-    """The shipped nav's Home and Prompts entries: the hand-written guide
-    pages it also lists are not in the tmp docs folders the tests build."""
-    nav = yaml.load(MKDOCS_YML.read_text(encoding="utf-8"), Loader=_MkdocsYamlLoader)["nav"]
-    return [entry for entry in nav if isinstance(entry, dict) and set(entry) & {"Home", "Prompts"}]
-
-
-def mkdocs_config(tmp: Path, spec: Path, *, mermaid_js: str | None = None, name: str = "mkdocs.yml", **plugin_options) -> Path:
-    """A config that inherits the repository's mkdocs.yml (theme, extensions,
-    the nav's prompt pages) but builds `spec` from a tmp docs folder into
-    tmp/site.  Extra keyword arguments are options of the promptspec plugin."""
-    docs = tmp / "docs"
-    docs.mkdir(parents=True, exist_ok=True)
-    (docs / "index.md").write_text("# Test site\n\nSee the [matrix](prompts/index.md).\n", encoding="utf-8")
-    options: dict = {"spec": str(spec), **plugin_options}
-    if mermaid_js:
-        options["mermaid_js"] = mermaid_js
-    cfg = {
-        "INHERIT": str(MKDOCS_YML),
-        "docs_dir": str(docs),
-        "site_dir": str(tmp / "site"),
-        "plugins": ["search", {"promptspec": options}],
-        "nav": repo_nav(),
-    }
-    path = tmp / name
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def mkdocs_build(config: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), *extra],
-        capture_output=True, text=True, env=ENV, timeout=300,
-    )
-
-
-def build_ok(config: Path) -> Path:
-    proc = mkdocs_build(config)
-    assert proc.returncode == 0, proc.stderr
-    return Path(yaml.safe_load(config.read_text())["site_dir"])
-
-
 def variant_html(site_dir: Path, slug: str) -> str:
     return (site_dir / "prompts" / "variants" / slug / "index.html").read_text(encoding="utf-8")
 
@@ -121,24 +79,11 @@ def sections_in(page_html: str) -> dict[str, str]:
     return {key: html.unescape(body) for key, body in PROMPT_RE.findall(page_html)}
 
 
-def expected_sections(result: pipeline.Result, variant) -> dict[str, str]:
-    req = next(r for r in result.requests if r.variant == variant)
-    out = {"base": req.base.text}
-    for i, message in enumerate(req.messages):
-        for j, s in enumerate(message.sections, 1):
-            out[f"{i}.{j}"] = s.text
-    return out
-
-
 def tree_digest(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(root.rglob("*")) if p.is_file()
     }
-
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "promptspec.cli", *args], capture_output=True, text=True, env=ENV, timeout=300)
 
 
 def hostile_spec(root: Path) -> Path:
@@ -213,7 +158,7 @@ def test_repository_mkdocs_yml_builds_strict(tmp_path):
     """The shipped config as is (its docs/ included), into a tmp site dir."""
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(MKDOCS_YML), "-d", str(tmp_path / "site")],
-        capture_output=True, text=True, env=ENV, cwd=REPO, timeout=300,
+        capture_output=True, text=True, env=subprocess_env(), cwd=REPO, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "site" / "prompts" / "index.html").is_file()
@@ -270,28 +215,6 @@ def test_json_download_is_the_responses_payload(embedded):
         assert data == export.dumps(export.responses_payload(req))
         page = variant_html(site_dir, req.variant.slug)
         assert f'href="../{req.variant.slug}.json"' in page
-
-
-def broken_links(site_dir: Path) -> tuple[int, list[tuple[str, str]]]:
-    """(links checked, links whose target file is missing) over every page."""
-    broken = []
-    count = 0
-    for page in site_dir.rglob("*.html"):
-        if page.name == "404.html":  # links from the site root by design
-            continue
-        text = page.read_text(encoding="utf-8")
-        for href in re.findall(r'href="([^"]*)"', text):
-            href = html.unescape(href)
-            parts = urlsplit(href)
-            if parts.scheme or parts.netloc or not parts.path:
-                continue
-            count += 1
-            target = (page.parent / unquote(parts.path)).resolve()
-            if target.is_dir():
-                target = target / "index.html"
-            if not target.exists():
-                broken.append((page.relative_to(site_dir).as_posix(), href))
-    return count, broken
 
 
 def test_every_internal_link_resolves(embedded):
@@ -524,10 +447,6 @@ def test_site_pages_do_not_depend_on_the_token_cache(tmp_path):
 # promptspec build --out
 
 
-def _break(spec: Path) -> None:
-    (spec / "fragments" / "apps.yaml").write_text("role: developer\nslot: nowhere\ntext: x\n", encoding="utf-8")
-
-
 def test_build_out_writes_folder_and_keeps_it_when_spec_breaks(tmp_path):
     spec = tmp_path / "spec"
     shutil.copytree(TEMPLATES, spec)
@@ -543,7 +462,7 @@ def test_build_out_writes_folder_and_keeps_it_when_spec_breaks(tmp_path):
         assert (out / "prompts" / href).exists(), href
     before = tree_digest(out)
 
-    _break(spec)
+    break_spec(spec)
     proc = cli("build", "--spec", str(spec), "--out", str(out))
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
@@ -574,7 +493,7 @@ def test_build_out_replaces_its_own_output_only(tmp_path):
 def test_mkdocs_build_stops_with_the_cli_message(tmp_path):
     spec = tmp_path / "spec"
     shutil.copytree(TEMPLATES, spec)
-    _break(spec)
+    break_spec(spec)
     expected = cli("list", "--spec", str(spec)).stderr.strip()
     assert expected.startswith("promptspec: error: fragments/apps.yaml:")
     proc = mkdocs_build(mkdocs_config(tmp_path, spec))
@@ -583,87 +502,38 @@ def test_mkdocs_build_stops_with_the_cli_message(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _poll(url: str, predicate, timeout: float = 120) -> str:
-    """Fetch `url` until predicate(body) holds (a wait, not a speed check)."""
-    deadline = time.monotonic() + timeout
-    body = ""
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=10) as resp:
-                body = resp.read().decode("utf-8")
-            if predicate(body):
-                return body
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"{url} never satisfied the condition; last body:\n{body[:2000]}")
-
-
 def test_mkdocs_serve_rebuilds_on_spec_edits_and_keeps_last_good_pages(tmp_path):
     spec = tmp_path / "spec"
     shutil.copytree(TEMPLATES, spec)
-    port = _free_port()
     config = mkdocs_config(tmp_path, spec)
-    log = open(tmp_path / "serve.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
-        stdout=log, stderr=subprocess.STDOUT, env=ENV,
-    )
-    base = f"http://127.0.0.1:{port}/prompts/fragments/review_checklist/"
-    try:
-        _poll(base, lambda b: "Before you propose a plan" in b)
+    with mkdocs_serve(config, tmp_path / "serve.log") as server:
+        base = f"{server}/prompts/fragments/review_checklist/"
+        poll(base, lambda b: "Before you propose a plan" in b)
         # An edit to a fragment template shows up after the rebuild.
         body_file = spec / "fragments" / "review_checklist.md"
         body_file.write_text(body_file.read_text().replace("Before you propose a plan", "Edited while serving"))
-        _poll(base, lambda b: "Edited while serving" in b)
+        poll(base, lambda b: "Edited while serving" in b)
         # A broken spec: the last good page stays, with the error on it.
-        _break(spec)
-        page = _poll(base, lambda b: "ps-error" in b)
+        break_spec(spec)
+        page = poll(base, lambda b: "ps-error" in b)
         assert "Edited while serving" in page
         assert "fragments/apps.yaml" in page
-        log.flush()
         assert "promptspec: error: fragments/apps.yaml:" in (tmp_path / "serve.log").read_text()
         # Fixed: the banner goes away.
         shutil.copy(TEMPLATES / "fragments" / "apps.yaml", spec / "fragments" / "apps.yaml")
-        _poll(base, lambda b: "ps-error" not in b and "Edited while serving" in b)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        poll(base, lambda b: "ps-error" not in b and "Edited while serving" in b)
 
 
 def test_mkdocs_serve_with_a_broken_spec_from_the_start(tmp_path):
     spec = tmp_path / "spec"
     shutil.copytree(TEMPLATES, spec)
-    _break(spec)
-    port = _free_port()
-    log = open(tmp_path / "serve.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-f", str(mkdocs_config(tmp_path, spec)), "-a", f"127.0.0.1:{port}"],
-        stdout=log, stderr=subprocess.STDOUT, env=ENV,
-    )
-    url = f"http://127.0.0.1:{port}/prompts/"
-    try:
-        page = _poll(url, lambda b: "could not be built" in b)
+    break_spec(spec)
+    with mkdocs_serve(mkdocs_config(tmp_path, spec), tmp_path / "serve.log") as server:
+        url = f"{server}/prompts/"
+        page = poll(url, lambda b: "could not be built" in b)
         assert "fragments/apps.yaml" in page and "ps-error" in page
         shutil.copy(TEMPLATES / "fragments" / "apps.yaml", spec / "fragments" / "apps.yaml")
-        _poll(url, lambda b: "ps-error" not in b and "ps-matrix" in b)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        poll(url, lambda b: "ps-error" not in b and "ps-matrix" in b)
 
 
 # ---------------------------------------------------------------------------

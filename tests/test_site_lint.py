@@ -11,8 +11,6 @@ from __future__ import annotations
 import html
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,8 @@ import yaml
 from promptspec import lint, pipeline, site
 from promptspec.lint import RULES
 from promptspec.tokens import TokenCounter
-from test_site import ENV, TEMPLATES, _break, _free_port, _poll, broken_links, build_ok, mkdocs_build, mkdocs_config
+
+from _helpers import TEMPLATES, break_spec, broken_links, build_ok, mkdocs_build, mkdocs_config, mkdocs_serve, poll
 
 NOTES = {
     "description": "Notes for the <b>reviewer</b> & co",
@@ -175,30 +174,17 @@ def test_serve_leaves_markers_alone_while_the_spec_is_broken(tmp_path):
         "examples.md": "# Examples\n\n<!-- promptspec:example fragment=permissions part=body -->\n",
         "bad.md": "# Bad\n\n<!-- promptspec:example fragment=nope -->\n",
     })
-    port = _free_port()
-    log = open(tmp_path / "serve.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
-        stdout=log, stderr=subprocess.STDOUT, env=ENV,
-    )
-    url = f"http://127.0.0.1:{port}/examples/"
-    try:
-        page = _poll(url, lambda b: "promptspec-example" in b)
+    with mkdocs_serve(config, tmp_path / "serve.log") as server:
+        url = f"{server}/examples/"
+        page = poll(url, lambda b: "promptspec-example" in b)
         assert "ps-error" not in page
         # A bad marker under serve: reported on its page, the server stays up.
-        bad = _poll(f"http://127.0.0.1:{port}/bad/", lambda b: "ps-error" in b)
+        bad = poll(f"{server}/bad/", lambda b: "ps-error" in b)
         assert "unknown fragment" in bad
-        _break(spec)
-        page = _poll(url, lambda b: "ps-error" in b)
+        break_spec(spec)
+        page = poll(url, lambda b: "ps-error" in b)
         assert "promptspec-example" not in page
         assert "<!-- promptspec:example fragment=permissions part=body -->" in page
         assert "fragments/apps.yaml" in page
         shutil.copy(TEMPLATES / "fragments" / "apps.yaml", spec / "fragments" / "apps.yaml")
-        _poll(url, lambda b: "ps-error" not in b and "promptspec-example" in b)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        poll(url, lambda b: "ps-error" not in b and "promptspec-example" in b)

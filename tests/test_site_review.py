@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from promptspec import lockfile, pipeline, review, site, site_changes
 from promptspec.tokens import TokenCounter
-from test_site import ENV, TEMPLATES, _free_port, _poll, broken_links, build_ok, cli, mkdocs_build, mkdocs_config
+
+from _helpers import TEMPLATES, break_spec, broken_links, build_ok, cli, commit, git, mkdocs_build, mkdocs_config, mkdocs_serve, poll, subprocess_env
 
 OLD = "Before you propose a plan"
 NEW = "Before you propose a <b>plan</b> & `ticks`"
@@ -33,16 +31,6 @@ def edit(spec: Path) -> None:
     text = body.read_text(encoding="utf-8")
     assert OLD in text
     body.write_text(text.replace(OLD, NEW), encoding="utf-8")
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo.parent)}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
-
-
-def commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", message)
 
 
 def shown_diff(fragment_html: str) -> str:
@@ -264,7 +252,7 @@ def test_git_base_that_does_not_load_names_the_side(tmp_path):
     work.mkdir()
     git(work, "init", "-q")
     shutil.copytree(TEMPLATES, work / "templates")
-    (work / "templates" / "fragments" / "apps.yaml").write_text("role: developer\nslot: nowhere\ntext: x\n", encoding="utf-8")
+    break_spec(work / "templates")
     commit(work, "broken")
     shutil.copy(TEMPLATES / "fragments" / "apps.yaml", work / "templates" / "fragments" / "apps.yaml")
     proc = cli("--cache-dir", str(tmp_path / "cache"), "build", "--spec", str(work / "templates"), "--base", "HEAD", "--out", str(tmp_path / "out"))
@@ -276,27 +264,14 @@ def test_serve_shows_a_banner_when_the_base_fails(tmp_path):
     spec = tmp_path / "spec"
     shutil.copytree(TEMPLATES, spec)  # not in a git repository
     config = mkdocs_config(tmp_path, spec, base="origin/main")
-    port = _free_port()
-    log = open(tmp_path / "serve.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
-        stdout=log, stderr=subprocess.STDOUT, env={**ENV, "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)},
-    )
-    try:
-        page = _poll(f"http://127.0.0.1:{port}/prompts/fragments/apps/", lambda b: "ps-error" in b)
+    env = subprocess_env(GIT_CEILING_DIRECTORIES=str(tmp_path.parent))
+    with mkdocs_serve(config, tmp_path / "serve.log", env=env) as server:
+        page = poll(f"{server}/prompts/fragments/apps/", lambda b: "ps-error" in b)
         assert "base for the Changes page could not be loaded" in page
         assert "not inside a git repository" in page
-        changes = _poll(f"http://127.0.0.1:{port}/prompts/changes/", lambda b: "could not be loaded" in b)
+        changes = poll(f"{server}/prompts/changes/", lambda b: "could not be loaded" in b)
         assert "origin/main" in changes
-        log.flush()
         assert "promptspec: error: base 'origin/main'" in (tmp_path / "serve.log").read_text()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 # ---------------------------------------------------------------------------

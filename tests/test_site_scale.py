@@ -14,14 +14,12 @@ import json
 import os
 import pty
 import re
-import select
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from promptspec import explorer, pipeline, site, site_select, site_summary
 from promptspec.cli import main
@@ -29,9 +27,7 @@ from promptspec.errors import UsageError
 from promptspec.site_index import SiteIndex
 from promptspec.tokens import TokenCounter
 
-from test_site import ENV, TEMPLATES, broken_links, build_ok, mkdocs_build, mkdocs_config
-
-REPO = Path(__file__).resolve().parents[1]
+from _helpers import TEMPLATES, broken_links, build_ok, mkdocs_build, mkdocs_config, read_available, subprocess_env
 
 
 @pytest.fixture(scope="module")
@@ -329,25 +325,12 @@ def _build_on(stderr_fd: int | None, tmp_path: Path, env: dict) -> tuple[int, by
     return proc.wait(timeout=300), b""
 
 
-def _drain(fd: int) -> bytes:
-    chunks = []
-    while select.select([fd], [], [], 0.2)[0]:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    return b"".join(chunks)
-
-
 def test_build_shows_progress_on_a_terminal_only(tmp_path):
-    env = {k: v for k, v in ENV.items() if k != "CI"}
+    env = {k: v for k, v in subprocess_env().items() if k != "CI"}
     master, slave = pty.openpty()
     try:
         code, _ = _build_on(slave, tmp_path, env)
-        out = _drain(master).decode("utf-8", "replace")
+        out = read_available(master).decode("utf-8", "replace")
     finally:
         os.close(slave)
         os.close(master)
@@ -361,7 +344,7 @@ def test_build_shows_progress_on_a_terminal_only(tmp_path):
     master, slave = pty.openpty()
     try:
         code, _ = _build_on(slave, tmp_path, {**env, "CI": "true"})
-        out = _drain(master)
+        out = read_available(master)
     finally:
         os.close(slave)
         os.close(master)

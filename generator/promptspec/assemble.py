@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping
 
 import jinja2

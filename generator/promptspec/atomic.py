@@ -138,18 +138,24 @@ def _temp_name(target: Path, kind: str) -> Path:
     return target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.{kind}"
 
 
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename durable: fsync the folder that holds the entry."""
+def _fsync(path: str | Path, flags: int = os.O_RDONLY) -> None:
+    """Best-effort fsync of one file or folder: where it cannot be opened or
+    synced (folders on Windows) the renames are still atomic, just less durable."""
     try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        fd = os.open(path, flags)
     except OSError:
-        return  # not supported here (Windows); the rename is still atomic
+        return
     try:
         os.fsync(fd)
     except OSError:
         pass
     finally:
         os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename durable: fsync the folder that holds the entry."""
+    _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
 
 
 def write_bytes(path: str | Path, data: bytes, *, durable: bool = True) -> None:
@@ -261,16 +267,7 @@ def _exchange(a: Path, b: Path) -> bool:
 def _fsync_tree(root: Path) -> None:
     for folder, _dirs, files in os.walk(root):
         for name in files:
-            try:
-                fd = os.open(os.path.join(folder, name), os.O_RDONLY)
-            except OSError:
-                continue
-            try:
-                os.fsync(fd)
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
+            _fsync(os.path.join(folder, name))
         _fsync_dir(Path(folder))
 
 

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Callable, NoReturn, Sequence
+from typing import NoReturn, Sequence
 
 from . import __version__
 from .errors import PromptspecError

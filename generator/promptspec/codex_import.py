@@ -11,20 +11,19 @@ Codex prose, and re-importing after a `git pull` picks up the new texts.
 
 Codex moved its prompt files between releases, so each text is looked up in
 a list of known locations (newest layout and the fixture's layout first).
-The folder is written beside `--out` and renamed into place only after every
-variant has rendered, so a failed import leaves nothing behind.
+The folder is staged beside `--out` (atomic.replace_tree) and swapped in
+only after every variant has rendered, so a failed import leaves nothing
+behind.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from .atomic import replace_tree
 from .errors import SpecError
 from .templating import CODEX_PLACEHOLDER
 
@@ -438,18 +437,14 @@ def import_codex(codex_dir: Path, out: Path, force: bool = False) -> Path:
 
     parent = out.absolute().parent
     created = [p for p in (parent, *parent.parents) if not p.exists()]  # deepest first
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = _fresh_name(parent, out.name, "tmp")
     try:
-        tmp.mkdir()  # not mkdtemp: its 0700 mode would stay on the renamed folder
-        for rel, content in files.items():
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8", newline="\n")
-        _verify(tmp)
-        _swap_in(tmp, out)
+        with replace_tree(out) as staging:
+            for rel, content in files.items():
+                path = staging / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(content, encoding="utf-8", newline="\n")
+            _verify(staging)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
         for folder in created:  # leave no trace, not even the parents we made
             try:
                 folder.rmdir()
@@ -457,26 +452,3 @@ def import_codex(codex_dir: Path, out: Path, force: bool = False) -> Path:
                 break
         raise
     return out
-
-
-def _fresh_name(parent: Path, name: str, kind: str) -> Path:
-    """A hidden, unused sibling name such as `.spec.3f9a1c2e.tmp`."""
-    while True:
-        candidate = parent / f".{name}.{secrets.token_hex(4)}.{kind}"
-        if not candidate.exists():
-            return candidate
-
-
-def _swap_in(tmp: Path, out: Path) -> None:
-    """Rename `tmp` to `out`; an existing `out` is moved aside first and restored on failure."""
-    if not out.exists():
-        os.replace(tmp, out)
-        return
-    aside = _fresh_name(tmp.parent, out.name, "old")
-    os.replace(out, aside)
-    try:
-        os.replace(tmp, out)
-    except BaseException:
-        os.replace(aside, out)
-        raise
-    shutil.rmtree(aside, ignore_errors=True)

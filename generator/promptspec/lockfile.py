@@ -220,9 +220,6 @@ class LockDiff:
         out.update({v.id: "changed" for v in self.changed})
         return out
 
-    def change_of(self, variant_id: str) -> LockVariantChange | None:
-        return next((c for c in self.changed if c.id == variant_id), None)
-
     def to_data(self) -> dict[str, Any]:
         return {
             "matches": self.matches,

@@ -113,6 +113,21 @@ class VariantTotals:
     headroom: int | None
 
 
+def percent_change(before: int, after: int) -> float | None:
+    """Growth in percent of `before`; None when there was nothing before."""
+    return None if not before else 100.0 * (after - before) / before
+
+
+def crosses_headroom(before: int | None, after: int | None) -> bool:
+    """True when a variant fit under the auto-compaction limit before and no longer does."""
+    return before is not None and after is not None and before >= 0 > after
+
+
+def largest_increases(changed: Iterable[Any], n: int = 10) -> list[Any]:
+    """The `n` changed variants (anything with `.id` and `.delta`) that grew most, ties by id."""
+    return sorted((c for c in changed if c.delta > 0), key=lambda c: (-c.delta, c.id))[:n]
+
+
 @dataclass(frozen=True)
 class VariantChange:
     id: str
@@ -134,12 +149,12 @@ class VariantChange:
 
     @property
     def percent(self) -> float | None:
-        return None if not self.total_before else 100.0 * self.delta / self.total_before
+        return percent_change(self.total_before, self.total_after)
 
     @property
     def crosses_headroom(self) -> bool:
         """True when the variant fit under the auto-compaction limit before and no longer does."""
-        return self.headroom_before is not None and self.headroom_after is not None and self.headroom_before >= 0 > self.headroom_after
+        return crosses_headroom(self.headroom_before, self.headroom_after)
 
     @property
     def all_changes(self) -> tuple[SectionChange, ...]:
@@ -210,8 +225,7 @@ class Diff:
         return next(g for g in self.groups if g.id == group_id)
 
     def largest_increases(self, n: int = 10) -> list[VariantChange]:
-        grown = [c for c in self.changed if c.delta > 0]
-        return sorted(grown, key=lambda c: (-c.delta, c.id))[:n]
+        return largest_increases(self.changed, n)
 
     def headroom_crossings(self) -> list[tuple[str, int | None, int]]:
         """(variant, headroom before or None if added, headroom after) for variants that now go past auto-compaction."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from . import review
 from .lockfile import INSTRUCTIONS
 from .site_index import SiteIndex
 from .site_markup import Cell, block, front_matter, h, link, md_inline, num, prompt_html, signed, table
@@ -63,11 +64,11 @@ class VariantDelta:
 
     @property
     def percent(self) -> float | None:
-        return None if not self.before else 100.0 * self.delta / self.before
+        return review.percent_change(self.before, self.after)
 
     @property
     def crosses_headroom(self) -> bool:
-        return self.headroom_before is not None and self.headroom_after is not None and self.headroom_before >= 0 > self.headroom_after
+        return review.crosses_headroom(self.headroom_before, self.headroom_after)
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ class Changes:
         return self._groups.get(group_id)
 
     def largest_increases(self, n: int = 10) -> list[VariantDelta]:
-        return sorted((c for c in self.changed if c.delta > 0), key=lambda c: (-c.delta, c.id))[:n]
+        return review.largest_increases(self.changed, n)
 
     def headroom_crossings(self) -> list[tuple[str, int | None, int]]:
         """(variant, headroom before or None if new, headroom after): now past auto-compaction."""

@@ -224,10 +224,6 @@ def vlink(idx: SiteIndex, page: str, v: Variant, label: str | None = None) -> st
     return link(idx.variant_href(page, v), h(label if label is not None else v.id), title=v.id)
 
 
-def explorer_link(idx: SiteIndex, page: str, label: str = "Explorer", v: Variant | None = None) -> str:
-    return link(idx.explorer_href(page, v), h(label))
-
-
 def token_stats(idx: SiteIndex, page: str, vs: Sequence[Variant]) -> list[Cell]:
     """count, min, median, max cells; min and max link to their variant."""
     if not vs:

@@ -1,0 +1,216 @@
+"""Helpers shared by several test modules: real MkDocs builds and serves of a
+tmp site, link checking, git repositories, pseudo-terminal reads.
+
+Imported as `from _helpers import ...`: tests/ has no __init__.py, so pytest's
+default (prepend) import mode puts tests/ on sys.path, as it does for
+conftest.  Kept out of conftest.py because these are plain functions, not
+fixtures, and a module named for what it holds is easier to find.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Callable, Iterator
+from urllib.parse import unquote, urlsplit
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+TEMPLATES = REPO / "templates"
+MKDOCS_YML = REPO / "mkdocs.yml"
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment for a child process, read at call time so that it
+    carries the session's PROMPTSPEC_CACHE_DIR (set by conftest after the
+    test modules were imported) and the children count into the tmp cache."""
+    return {**os.environ, "NO_MKDOCS_2_WARNING": "1", **extra}
+
+
+# ---------------------------------------------------------------------------
+# MkDocs
+
+
+class _MkdocsYamlLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml without importing the `!!python/name:` objects it names."""
+
+
+_MkdocsYamlLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def repo_nav() -> list:
+    """The shipped nav's Home and Prompts entries: the hand-written guide
+    pages it also lists are not in the tmp docs folders the tests build."""
+    nav = yaml.load(MKDOCS_YML.read_text(encoding="utf-8"), Loader=_MkdocsYamlLoader)["nav"]
+    return [entry for entry in nav if isinstance(entry, dict) and set(entry) & {"Home", "Prompts"}]
+
+
+def mkdocs_config(
+    tmp: Path,
+    spec: Path,
+    *,
+    mermaid_js: str | None = None,
+    name: str = "mkdocs.yml",
+    site_dir: Path | None = None,
+    **plugin_options,
+) -> Path:
+    """A config that inherits the repository's mkdocs.yml (theme, extensions,
+    the nav's prompt pages) but builds `spec` from a tmp docs folder into
+    `site_dir` (default tmp/site).  Extra keyword arguments are options of
+    the promptspec plugin."""
+    docs = tmp / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    (docs / "index.md").write_text("# Test site\n\nSee the [matrix](prompts/index.md).\n", encoding="utf-8")
+    options: dict = {"spec": str(spec), **plugin_options}
+    if mermaid_js:
+        options["mermaid_js"] = mermaid_js
+    cfg = {
+        "INHERIT": str(MKDOCS_YML),
+        "docs_dir": str(docs),
+        "site_dir": str(site_dir if site_dir is not None else tmp / "site"),
+        "plugins": ["search", {"promptspec": options}],
+        "nav": repo_nav(),
+    }
+    path = tmp / name
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def mkdocs_build(config: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), *extra],
+        capture_output=True, text=True, env=subprocess_env(), timeout=300,
+    )
+
+
+def build_ok(config: Path) -> Path:
+    """Build strict, fail the test with mkdocs' stderr otherwise; the site folder."""
+    proc = mkdocs_build(config)
+    assert proc.returncode == 0, proc.stderr
+    return Path(yaml.safe_load(config.read_text())["site_dir"])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def mkdocs_serve(config: Path, log: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`mkdocs serve` on a free local port, its output going to `log`; yields
+    the base URL and stops the server on exit."""
+    port = free_port()
+    with open(log, "w+") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
+            stdout=fh, stderr=subprocess.STDOUT, env=env if env is not None else subprocess_env(),
+        )
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def poll(url: str, predicate: Callable[[str], bool], timeout: float = 120) -> str:
+    """Fetch `url` until predicate(body) holds (a wait, not a speed check)."""
+    deadline = time.monotonic() + timeout
+    body = ""
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as resp:
+                body = resp.read().decode("utf-8")
+            if predicate(body):
+                return body
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{url} never satisfied the condition; last body:\n{body[:2000]}")
+
+
+def broken_links(site_dir: Path) -> tuple[int, list[tuple[str, str]]]:
+    """(links checked, links whose target file is missing) over every page."""
+    broken = []
+    count = 0
+    for page in site_dir.rglob("*.html"):
+        if page.name == "404.html":  # links from the site root by design
+            continue
+        text = page.read_text(encoding="utf-8")
+        for href in re.findall(r'href="([^"]*)"', text):
+            href = html.unescape(href)
+            parts = urlsplit(href)
+            if parts.scheme or parts.netloc or not parts.path:
+                continue
+            count += 1
+            target = (page.parent / unquote(parts.path)).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append((page.relative_to(site_dir).as_posix(), href))
+    return count, broken
+
+
+# ---------------------------------------------------------------------------
+# Specs and results
+
+
+def break_spec(spec: Path) -> None:
+    """Make a copy of the embedded spec fail to load, naming fragments/apps.yaml."""
+    (spec / "fragments" / "apps.yaml").write_text("role: developer\nslot: nowhere\ntext: x\n", encoding="utf-8")
+
+
+def expected_sections(result, variant) -> dict[str, str]:
+    """What the pipeline assembled for `variant`, keyed as the pages' data-ps-section ("base", "0.1"...)."""
+    req = next(r for r in result.requests if r.variant == variant)
+    out = {"base": req.base.text}
+    for i, message in enumerate(req.messages):
+        for j, s in enumerate(message.sections, 1):
+            out[f"{i}.{j}"] = s.text
+    return out
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    """The real entry point in a subprocess."""
+    return subprocess.run([sys.executable, "-m", "promptspec.cli", *args], capture_output=True, text=True, env=subprocess_env(), timeout=300)
+
+
+# ---------------------------------------------------------------------------
+# git and terminals
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo.parent)}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", message)
+
+
+def read_available(fd: int) -> bytes:
+    """Everything readable on `fd` (a pty's reader end) until it stays quiet for 0.2 s."""
+    chunks = []
+    while select.select([fd], [], [], 0.2)[0]:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks)
