@@ -9,7 +9,6 @@ rather than with a huge spec, so these tests stay quick; the figures at
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import pty

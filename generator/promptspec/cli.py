@@ -19,6 +19,7 @@ from .errors import PromptspecError
 DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "templates"
 """The embedded example spec, when running from a checkout."""
 
+
 def default_spec() -> Path:
     return DEFAULT_SPEC
 
