@@ -118,8 +118,9 @@ class Paths:
         if not self.prefix or prefix.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in prefix:
             raise UsageError(f"the pages' folder must be a relative path inside the site, found {prefix!r}")
         self.links = links
-        self._bases: dict[str, tuple[str, ...]] = {}
+        self._bases: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {}
         self._targets: dict[str, tuple[tuple[str, ...], bool]] = {}
+        self._shared: dict[tuple[Any, str], str] = {}
         self._variant_pages: dict[Variant, str] = {}
 
     def _p(self, *parts: str) -> str:
@@ -168,14 +169,29 @@ class Paths:
         return self._p("fragments", "index.md" if name is None else file_name(name) + ".md")
 
     def href(self, from_src: str, to_src: str, anchor: str | None = None) -> str:
-        """relative(), with the pages' and targets' URLs worked out once each."""
-        base = self._bases.get(from_src)
-        if base is None:
-            base = self._bases[from_src] = _base_of(from_src, self.links)
+        """relative(), with the pages' and targets' URLs worked out once each.
+
+        A link to a target outside the folder the page's links resolve
+        against depends only on that folder's parent: every variant page
+        links to every other variant with the same string, so it is made once
+        (a large site makes ~60 such links a page)."""
+        found = self._bases.get(from_src)
+        if found is None:
+            b = _base_of(from_src, self.links)
+            found = self._bases[from_src] = (b, b[:-1] if b else None)
+        base, parent = found
         target = self._targets.get(to_src)
         if target is None:
             target = self._targets[to_src] = _target_of(to_src, self.links)
-        rel = _join_rel(base, *target)
+        parts = target[0]
+        n = len(base)
+        if n and (len(parts) < n or parts[n - 1] != base[-1] or parts[: n - 1] != parent):
+            key = (parent, to_src)
+            rel = self._shared.get(key)
+            if rel is None:
+                rel = self._shared[key] = _join_rel(base, *target)
+        else:
+            rel = _join_rel(base, *target)
         return rel + "#" + anchor if anchor else rel
 
     def explorer_href(self, from_src: str, v: Variant | None = None) -> str:
@@ -235,7 +251,13 @@ class SiteIndex(Paths):
 
     def variant_href(self, from_src: str, v: Variant) -> str:
         """A link to `v`: its page if it has one, else the explorer at `v`."""
-        return self.href(from_src, self.variant_page(v)) if self.has_page(v) else self.explorer_href(from_src, v)
+        return self.href(from_src, *self.variant_target(v))
+
+    def variant_target(self, v: Variant) -> tuple[str, str | None]:
+        """(page, anchor) a link to `v` points at: its page, else the explorer at `v`."""
+        if self.has_page(v):
+            return self.variant_page(v), None
+        return self.explorer_page, "variant=" + quote(v.id, safe="/")
 
     # -- lookups --------------------------------------------------------------
     @cached_property

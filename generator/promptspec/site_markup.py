@@ -39,7 +39,7 @@ def h(text: object) -> str:
 
     Braces and backticks become references too, so a raw block stays inert
     even if a macros-style plugin scans the Markdown source."""
-    s = str(text)
+    s = text if type(text) is str else str(text)
     if len(s) <= 200:  # names, ids, labels: the same few thousand strings on every page
         return _h_short(s)
     return _escape(s)
@@ -76,6 +76,8 @@ def pre(text: str, *, cls: str = "ps-prompt", attrs: Mapping[str, str] | None = 
 
 def attributes(attrs: Mapping[str, str | None]) -> str:
     """` k="v"` pairs in the given order; a None value writes a bare attribute."""
+    if not attrs:  # most cells and links: nothing to write
+        return ""
     parts = []
     for key, value in attrs.items():
         parts.append(f" {key}" if value is None else f' {key}="{h(value)}"')
@@ -115,6 +117,8 @@ def block(inner: str | Iterable[str], *, cls: str, attrs: Mapping[str, str | Non
 
 
 def link(href: str, label_html: str, *, cls: str | None = None, title: str | None = None, download: bool = False) -> str:
+    if not (cls or title or download):  # the common case, hundreds of thousands a large site
+        return f"<a href=\"{h(href)}\">{label_html}</a>"
     extra = {}
     if cls:
         extra["class"] = cls
@@ -133,11 +137,13 @@ class Cell:
     def __init__(self, html_: str, cls: str | None = None, attrs: Mapping[str, str | None] | None = None, header: bool = False):
         self.html = html_
         self.cls = cls
-        self.attrs = dict(attrs or {})
+        self.attrs = dict(attrs) if attrs else {}
         self.header = header
 
     def render(self) -> str:
         tag = "th" if self.header else "td"
+        if not self.cls and not self.attrs:
+            return f"<{tag}>{self.html}</{tag}>"
         attrs = ({"class": self.cls} if self.cls else {}) | self.attrs
         return f"<{tag}{attributes(attrs)}>{self.html}</{tag}>"
 
@@ -152,7 +158,7 @@ def table(headers: Sequence[str | Cell], rows: Iterable[Sequence[str | Cell]], *
             if header and not c.header:
                 c = Cell(c.html, c.cls, c.attrs, True)
             return c.render()
-        return Cell(c, header=header).render()
+        return f"<th>{c}</th>" if header else f"<td>{c}</td>"  # Cell(c, header=header).render(), without the object
 
     out = ["<table>"]
     if head_rows or headers:

@@ -63,21 +63,24 @@ def _bar(idx: SiteIndex, v: Variant) -> str:
     parts = [("instructions", "base", m.base, "s-base", "base instructions")]
     for u in idx.uses(v):
         parts.append((f"[{u.index:02}] {u.section.fragment}", u.section.role, u.tokens, section_id(u.message, u.index), f"message {u.message:02}"))
+    made = idx.memo.setdefault("bar-parts", {})  # the same parts recur on many pages: their fixed HTML once each
     for k, (name, role, tokens, anchor, where) in enumerate(parts):
         width = 100.0 * tokens / total
         title = f"{name}: {tokens:,} tokens ({width:.1f}%)"
-        segs.append(
-            f'<a class="ps-seg ps-role-{h(role)} ps-alt-{k % 2}" style="width:{width:.3f}%" href="#{anchor}" title="{h(title)}">'
-            f"<span>{h(name)}</span></a>"
-        )
-        legend_rows.append([
-            Cell(f'<span class="ps-swatch ps-role-{h(role)} ps-alt-{k % 2}"></span>'),
-            f'<a href="#{anchor}">{h(name)}</a>',
-            h(where),
-            h(role),
-            Cell(num(tokens), "ps-r"),
-            Cell(f"{width:.1f}%", "ps-r"),
-        ])
+        key = (name, role, anchor, where, k % 2)
+        fixed = made.get(key)
+        if fixed is None:
+            fixed = made[key] = (
+                f'<a class="ps-seg ps-role-{h(role)} ps-alt-{k % 2}" style="width:',
+                f'%" href="#{anchor}" title="',
+                f'"><span>{h(name)}</span></a>',
+                Cell(f'<span class="ps-swatch ps-role-{h(role)} ps-alt-{k % 2}"></span>'),
+                f'<a href="#{anchor}">{h(name)}</a>',
+                h(where),
+                h(role),
+            )
+        segs.append(f"{fixed[0]}{width:.3f}{fixed[1]}{h(title)}{fixed[2]}")
+        legend_rows.append([fixed[3], fixed[4], fixed[5], fixed[6], Cell(num(tokens), "ps-r"), Cell(f"{width:.1f}%", "ps-r")])
     bar = block(segs, cls="ps-bar", attrs={"role": "img", "aria-label": f"{m.total:,} tokens by section"})
     legend = table(["", "part", "where", "role", Cell("tokens", "ps-r"), Cell("share", "ps-r")], legend_rows, cls="ps-legend")
     return bar + "\n\n" + legend
@@ -154,23 +157,46 @@ def _prompt(idx: SiteIndex, v: Variant, page: str) -> list[str]:
 
 
 def _others(idx: SiteIndex, v: Variant, page: str) -> str:
+    # Every page links to ~60 other variants, each the same way from every
+    # page in its folder: the variants along each axis are found once per
+    # row (_other_rows), and each link's HTML is made once per (href, value).
+    made = idx.memo.setdefault("others-links", {})
     rows = []
-    for axis, values in idx.axes:
+    for axis, _ in idx.axes:
         cells = []
         mine = v.value(axis)
-        others = idx.others(v, axis)
-        by_value = idx.by_others(axis)
-        for value in values:
+        for value, target in _other_rows(idx, axis)[idx.others(v, axis)]:
             if value == mine:
                 cells.append(f'<strong class="ps-current">{h(value)}</strong>')
-                continue
-            other = by_value[value].get(others)  # idx.sibling(v, axis, value), one lookup
-            if other is None:
+            elif target is None:
                 cells.append(f'<span class="ps-dim" title="excluded by the matrix rules">{h(value)}</span>')
             else:
-                cells.append(link(idx.variant_href(page, other), h(value)))
+                href = idx.href(page, *target)
+                html = made.get((href, value))
+                if html is None:
+                    html = made[(href, value)] = link(href, h(value))
+                cells.append(html)
         rows.append([Cell(h(axis), header=True), " · ".join(cells)])
     return table(["axis", "same variant with another value"], rows, cls="ps-others")
+
+
+def _other_rows(idx: SiteIndex, axis: str) -> dict[tuple[tuple[str, str], ...], list[tuple[str, tuple[str, str | None] | None]]]:
+    """The values on every axis but `axis` -> [(value of `axis`, where the
+    variant with it links to, or None if the matrix excludes it)], in axis
+    order: one lookup a row instead of one a value (idx.by_others)."""
+    key = ("others-rows", axis)
+    found = idx.memo.get(key)
+    if found is None:
+        values = dict(idx.axes)[axis]
+        by_value = idx.by_others(axis)
+        found = idx.memo[key] = {}
+        for others in {o for vs in by_value.values() for o in vs}:
+            row = []
+            for value in values:
+                other = by_value[value].get(others)
+                row.append((value, None if other is None else idx.variant_target(other)))
+            found[others] = row
+    return found
 
 
 def static_parts(idx: SiteIndex, v: Variant) -> tuple[str, str]:
