@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import threading
 import tracemalloc
@@ -426,3 +427,22 @@ def test_yaml_from_a_hostile_spec_is_data(tmp_path: Path) -> None:
     data = load_yaml(path, "x.yaml")
     assert data["a"] == b"hi" and data["b"] == {"x"} and str(data["c"]) == "2026-01-02"
     assert yaml.__with_libyaml__ in (True, False)  # PyYAML present; the loader is its pure-Python SafeLoader subclass
+
+
+@pytest.mark.parametrize("secret", [".ssh", ".aws", ".git"])
+def test_a_root_inside_a_credentials_folder_is_refused(tmp_path: Path, secret: str) -> None:
+    """A pull request must not be able to publish ~/.ssh/id_rsa as prompt text."""
+    keys = tmp_path / "home" / secret
+    keys.mkdir(parents=True)
+    (keys / "id_rsa").write_text("PRIVATE KEY\n", encoding="utf-8")
+    spec = tmp_path / "spec"
+    shutil.copytree(Path(__file__).parent / "corpus" / "_base", spec)
+    text = (spec / "spec.yaml").read_text(encoding="utf-8")
+    (spec / "spec.yaml").write_text(text + f"roots:\n  keys: {keys.as_posix()}\n", encoding="utf-8")
+    with pytest.raises(SpecError, match=r"root 'keys' points at .*, which may not be read by a spec"):
+        load_spec(spec)
+    # The same folder under an ordinary name is a valid root.
+    plain = tmp_path / "home" / "project"
+    keys.rename(plain)
+    (spec / "spec.yaml").write_text(text + f"roots:\n  keys: {plain.as_posix()}\n", encoding="utf-8")
+    assert load_spec(spec).fs.roots["keys"] == plain.resolve()

@@ -545,6 +545,7 @@ LIMIT_CEILINGS: Mapping[str, int | float] = MappingProxyType(
 hostile spec must not be able to switch the sandbox's limits off."""
 
 SYSTEM_DIRS = ("/proc", "/sys", "/dev", "/etc", "/boot", "/run")
+SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".config", ".git", ".password-store"})
 
 
 def _limit(r: _Reader, key: str, default: int | float, ceiling: int | float) -> Any:
@@ -556,14 +557,17 @@ def _limit(r: _Reader, key: str, default: int | float, ceiling: int | float) -> 
 
 def _check_root(path: Path, top: _Reader, name: str) -> None:
     """A root widens what templates can read, so it must be a project folder:
-    not the file system root, a home folder itself, or a system folder
-    (/proc/self/environ would publish the environment)."""
+    not the file system root, a home folder itself, a credentials folder
+    (~/.ssh, .git...), or a system folder (/proc/self/environ would publish the environment)."""
     real = path.resolve()
     try:
         home: Path | None = Path.home().resolve()
     except (RuntimeError, KeyError, OSError):
         home = None
     bad = real == Path(real.anchor) or real == home
+    # Credential and tool-state folders: a root inside one could publish a
+    # private key as "prompt text".
+    bad = bad or any(part in SECRET_DIRS for part in real.parts)
     for system in SYSTEM_DIRS:
         sysdir = Path(system)
         bad = bad or real == sysdir or sysdir in real.parents
