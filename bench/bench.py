@@ -203,6 +203,17 @@ def _own_peak_mib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+
+def _fresh_docs(folder: Path, files: dict) -> Path:
+    """A new docs folder holding a stub index.md and `files` (path -> str or bytes)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
+    for path, content in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return folder
+
 def filler(size: int, title: str) -> str:
     """Plain Markdown of exactly `size` bytes: a heading and paragraphs."""
     words = "prompt section token budget model variant sandbox approval message developer user".split()
@@ -284,24 +295,13 @@ def child_generator(spec: Path, cache: Path, work: Path, profile: bool, page_doc
 
     # docs for the site without per-variant pages (overview pages + explorer), as static files.
     t = time.perf_counter()
-    docs = work / "docs-explorer"
-    shutil.rmtree(docs, ignore_errors=True)
-    docs.mkdir(parents=True)
-    (docs / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
-    for path, content in {**off_pages, **off_files}.items():
-        (docs / path).parent.mkdir(parents=True, exist_ok=True)
-        (docs / path).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    _fresh_docs(work / "docs-explorer", {**off_pages, **off_files})
     out["generator_s"]["write_explorer_docs"] = round(time.perf_counter() - t, 3)
 
     # docs for the explorer page alone: what the explorer itself costs MkDocs.
-    alone = work / "docs-explorer-alone"
-    shutil.rmtree(alone, ignore_errors=True)
-    (alone / "prompts" / "explorer").mkdir(parents=True)
-    (alone / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
-    for path, content in {**off_pages, **off_files}.items():
-        if path.startswith(("prompts/explorer/", "assets/")):
-            (alone / path).parent.mkdir(parents=True, exist_ok=True)
-            (alone / path).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    explorer_only = {p: c for p, c in {**off_pages, **off_files}.items() if p.startswith(("prompts/explorer/", "assets/"))}
+    alone = _fresh_docs(work / "docs-explorer-alone", explorer_only)
+    (alone / "prompts" / "explorer").mkdir(parents=True, exist_ok=True)
     if not (alone / "prompts" / "explorer" / "index.md").exists():  # no site module: the bare widget
         folder = alone / "prompts" / "explorer"
         (folder / explorer.DATA_FILE).write_bytes(blob)
@@ -313,22 +313,13 @@ def child_generator(spec: Path, cache: Path, work: Path, profile: bool, page_doc
     if page_docs_up_to is not None and len(result.variants) > page_docs_up_to:
         pages, files = {}, {}
     # docs for the MkDocs floor: the same pages as plain Markdown of the same sizes.
-    floor = work / "docs-floor"
-    shutil.rmtree(floor, ignore_errors=True)
-    floor.mkdir(parents=True)
-    (floor / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
-    for n, (path, text) in enumerate(sorted(pages.items())):
-        (floor / path).parent.mkdir(parents=True, exist_ok=True)
-        (floor / path).write_text(filler(len(text.encode("utf-8")), f"Page {n}"), encoding="utf-8")
+    _fresh_docs(
+        work / "docs-floor",
+        {path: filler(len(text.encode("utf-8")), f"Page {n}") for n, (path, text) in enumerate(sorted(pages.items()))},
+    )
 
     # docs for the second floor: exactly the generated pages, as static files.
-    same = work / "docs-static"
-    shutil.rmtree(same, ignore_errors=True)
-    same.mkdir(parents=True)
-    (same / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
-    for path, content in {**pages, **files}.items():
-        (same / path).parent.mkdir(parents=True, exist_ok=True)
-        (same / path).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    _fresh_docs(work / "docs-static", {**pages, **files})
 
     # Incremental: edit one fragment body, rebuild with a Session.
     session = pipeline.Session(spec, counter=TokenCounter(cache))

@@ -332,24 +332,24 @@ class SiteIndex(Paths):
             found = self._sections[v] = {u.section.fragment: u for u in self.uses(v)}
         return found
 
+    def _record(self, axis: str, value: str):
+        """The model or choice behind a built-in axis value (None for extra axes)."""
+        if axis == "model":
+            return self.spec.model(value)
+        if axis == "personality":
+            return self.spec.personality(value)
+        if axis == "mode":
+            return self.spec.mode(value)
+        return None
+
     def display(self, axis: str, value: str) -> str:
         """A value's display name (models and choices have one; extra axes don't)."""
-        if axis == "model":
-            return self.spec.model(value).display_name
-        if axis == "personality":
-            return self.spec.personality(value).display_name
-        if axis == "mode":
-            return self.spec.mode(value).display_name
-        return value
+        record = self._record(axis, value)
+        return value if record is None else record.display_name
 
     def description(self, axis: str, value: str) -> str:
-        if axis == "model":
-            return self.spec.model(value).description
-        if axis == "personality":
-            return self.spec.personality(value).description
-        if axis == "mode":
-            return self.spec.mode(value).description
-        return ""
+        record = self._record(axis, value)
+        return "" if record is None else record.description
 
     def title(self, v: Variant) -> str:
         """A variant's page title: its axis values (safe names) joined by ' · '."""
