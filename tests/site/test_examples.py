@@ -83,8 +83,32 @@ def test_layout_sections_source_rules_assembly(result: pipeline.Result) -> None:
     assert f"({measure.total} tokens, {measure.encoding})" in out
     assert html.escape((TEMPLATES / "fragments" / "environment_context.yaml").read_text()) in out
     assert '<a href="#ps101">PS101</a>' in out
-    assert out.count("```mermaid") == 2
+    assert out.count('<figure class="ps-flow"') == 2 and "```mermaid" not in out  # drawn offline by default
     assert "promptspec:" not in out
+    mermaid = expand_examples("<!-- promptspec:assembly -->\n<!-- promptspec:ordering -->\n", result, diagrams="mermaid")
+    assert mermaid.count("```mermaid") == 2 and "ps-flow" not in mermaid
+
+
+@pytest.mark.parametrize(
+    "marker, message",
+    [
+        ("<!-- promptspec:example fragment=nope -->", "unknown fragment &#x27;nope&#x27;"),
+        ("<!-- promptspec:example fragment=apps variant=m/x/y -->", "unknown variant &#x27;m/x/y&#x27;"),
+        ("<!-- promptspec:example fragment=review_checklist variant=harbor-5/default/default/workspace-write -->", "sends no section"),
+        ("<!-- promptspec:layout variant=harbor-9/default/plan/workspace-write -->", "unknown variant"),
+        ("<!-- promptspec:ordering variant=nope -->", "unknown variant"),
+        ("<!-- promptspec:source path=nope.md -->", "unknown spec file &#x27;nope.md&#x27;"),
+    ],
+)
+def test_markers_for_another_spec_become_a_note(result: pipeline.Result, marker: str, message: str) -> None:
+    """A guide written for one spec still builds for another: what the spec
+    lacks is a visible note (and a line in `missed`), the rest expands."""
+    missed: list[str] = []
+    out = expand_examples(f"# Title\n\n{marker}\n\n<!-- promptspec:layout -->\n", result, page="docs/guide/x.md", missed=missed)
+    assert out.count('class="admonition note ps-missing"') == 1
+    assert message in out
+    assert "00:message/developer" in out  # the marker that does apply is expanded
+    assert len(missed) == 1 and missed[0].startswith("docs/guide/x.md:3: ")
 
 
 def test_markers_in_code_blocks_are_left_alone(result: pipeline.Result) -> None:
@@ -101,14 +125,10 @@ def test_source_reads_do_not_count_as_use(result: pipeline.Result) -> None:
 @pytest.mark.parametrize(
     "marker, message",
     [
-        ("<!-- promptspec:example fragment=nope -->", "unknown fragment 'nope'"),
-        ("<!-- promptspec:example fragment=apps variant=m/x/y -->", "unknown variant 'm/x/y'"),
-        ("<!-- promptspec:example fragment=review_checklist variant=harbor-5/default/default/workspace-write -->", "sends no section"),
         ("<!-- promptspec:example fragment=apps part=middle -->", "unknown part 'middle'"),
         ("<!-- promptspec:example -->", "needs fragment=NAME"),
         ("<!-- promptspec:layout fragment=apps -->", "does not take 'fragment'"),
         ("<!-- promptspec:diagram -->", "unknown promptspec marker kind 'diagram'"),
-        ("<!-- promptspec:source path=nope.md -->", "unknown spec file 'nope.md'"),
         ("<!-- promptspec:source path=../README.md -->", "leaves the spec folder"),
         ("<!-- promptspec:example fragment=apps", "malformed promptspec marker"),
     ],

@@ -291,7 +291,8 @@ def test_variant_page_parts(embedded):
     widths = [float(w) for w in re.findall(r'class="ps-seg [^"]*" style="width:([0-9.]+)%"', page)]
     assert len(widths) == 1 + sum(len(s) for s in m.sections)
     assert abs(sum(widths) - 100) < 0.01
-    assert len(MERMAID_RE.findall(page)) == 1
+    assert page.count('<figure class="ps-flow"') == 1 and not MERMAID_RE.findall(page)  # drawn offline
+    assert "In the matrix: " in page
     assert page.count('<details class="ps-section') == len(widths)
     assert 'href="../harbor-5--pragmatic--plan--workspace-write/"' in page
     assert 'href="../harbor-5--friendly--execute--workspace-write/"' in page
@@ -303,17 +304,17 @@ def test_axis_and_fragment_pages(embedded):
     mode = (site_dir / "prompts" / "modes" / "plan" / "index.html").read_text(encoding="utf-8")
     # Plan vs default: the review checklist only exists in plan, collaboration_mode text differs.
     assert "plan vs default" in mode
-    assert "+review_checklist" in mode
-    assert "collaboration_mode" in mode
+    assert "+review_<wbr>checklist" in mode  # a break opportunity after "_", never mid-word
+    assert "collaboration_<wbr>mode" in mode
     frag = (site_dir / "prompts" / "fragments" / "review_checklist" / "index.html").read_text(encoding="utf-8")
     uses = [v for v in result.variants if v.mode == "plan"]
     assert f"{len(uses)} of {len(result.variants)} variants" in frag
     assert "code-quality" in frag  # owner
     assert "fragments/review_checklist.md" in frag
     assembly = (site_dir / "prompts" / "assembly" / "index.html").read_text(encoding="utf-8")
-    diagram = html.unescape(MERMAID_RE.findall(assembly)[0])
+    figure = re.search(r'<figure class="ps-flow".*?</figure>', assembly, re.S).group(0).replace("<wbr>", "")
     for f in result.spec.fragments:
-        assert f.name in diagram
+        assert f">{f.name}</a>" in figure  # each fragment, linked to its page
 
 
 # ---------------------------------------------------------------------------
@@ -399,14 +400,27 @@ def test_hostile_strings_never_become_markup(hostile):
 
 
 def test_hostile_marker_stays_inside_its_mermaid_label(hostile):
-    site_dir, result = hostile
+    """For sites that opt into Mermaid: a spec string cannot end a label."""
+    from promptspec.site import mermaid
+
+    _, result = hostile
     v = next(v for v in result.variants if v.model == "harbor-5")
-    diagram = html.unescape(MERMAID_RE.findall(variant_html(site_dir, v.slug))[0])
+    diagram = mermaid.ordering(next(r for r in result.requests if r.variant == v), result.measure_of(v))
     _mermaid_lines_are_safe(diagram)
     assert "click" in diagram  # as label text...
     assert not any(line.strip().startswith("click") for line in diagram.splitlines())  # ...never a statement
-    assembly = html.unescape(MERMAID_RE.findall((site_dir / "prompts" / "assembly" / "index.html").read_text())[0])
-    _mermaid_lines_are_safe(assembly)
+    by_slot: dict[str, list[str]] = {}
+    for f in result.spec.fragments:
+        by_slot.setdefault(f.slot, []).append(f.name)
+    _mermaid_lines_are_safe(mermaid.assembly(result.spec, by_slot))
+
+
+def test_hostile_marker_is_text_in_the_drawn_diagram(hostile):
+    site_dir, result = hostile
+    v = next(v for v in result.variants if v.model == "harbor-5")
+    figure = re.search(r'<figure class="ps-flow".*?</figure>', variant_html(site_dir, v.slug), re.S).group(0)
+    assert "<b>" not in figure and "<script" not in figure
+    assert html.escape(HOSTILE_MARKER[:20], quote=True) in figure
 
 
 def test_json_download_escapes_nothing_it_should_not(hostile):

@@ -95,7 +95,7 @@ def test_badges_only_on_changed_variant_pages(lock_site):
     c = diff.changed[0]
     v = next(v for v in result.variants if v.id == c.id)
     page = page_of(site_dir, f"prompts/variants/{v.slug}")
-    section = page[page.index('id="changes-since-base"'):page.index('id="tokens-by-part"')]
+    section = page[page.index('id="changes-since-base"'):page.index('id="tokens-and-send-order"')]
     (s,) = c.sections
     assert s.fragment == "review_checklist"
     assert f'<td class="ps-r">{s.tokens_before}</td><td class="ps-r">{s.tokens_after}</td>' in section

@@ -14,6 +14,7 @@ from .markup import (
     Cell,
     block,
     h,
+    ident,
     link,
     md_inline,
     num,
@@ -100,7 +101,7 @@ def _diff_html(parts: list[tuple[str, int]], a: Variant, b: Variant, idx: SiteIn
     items = []
     for name, delta in parts:
         mark = "" if name == "instructions" else ("+" if name not in sb else ("−" if name not in sa else ""))
-        items.append(f'<span class="ps-diff" title="{"only here" if mark == "+" else "only there" if mark == "−" else "text differs"}">{mark}{h(name)} <small>{signed(delta)}</small></span>')
+        items.append(f'<span class="ps-diff" title="{"only here" if mark == "+" else "only there" if mark == "−" else "text differs"}">{mark}{ident(name)} <small>{signed(delta)}</small></span>')
     return " ".join(items)
 
 
@@ -111,12 +112,12 @@ def _value_variants(idx: SiteIndex, page: str, axis: str, vs: list[Variant]) -> 
     for v in vs:
         m = idx.measure[v]
         rows.append([
-            *[h(v.value(a)) for a in other_axes],
+            *[ident(v.value(a)) for a in other_axes],
             Cell(link(idx.variant_href(page, v), num(m.total), title=v.id), "ps-r"),
             Cell(pct(m.percent_of_usable), "ps-r"),
             Cell(signed(m.total - base), "ps-r"),
         ])
-    headers = [*[h(a) for a in other_axes], Cell("tokens", "ps-r"), Cell("% usable", "ps-r"), Cell("vs smallest", "ps-r")]
+    headers = [*[ident(a) for a in other_axes], Cell("tokens", "ps-r"), Cell("% usable", "ps-r"), Cell("vs smallest", "ps-r")]
     return table(headers, rows, cls="ps-nowrap")
 
 
@@ -136,7 +137,7 @@ def _value_sections(idx: SiteIndex, page: str, vs: list[Variant]) -> str:
     for name, uses in per.items():
         objects = {id(u.section): u.section for u in uses}  # shared Section objects: join each text once
         rows.append([
-            link(idx.href(page, idx.fragment_page(name)), f"<code>{h(name)}</code>"),
+            link(idx.href(page, idx.fragment_page(name)), f"<code>{ident(name)}</code>"),
             Cell(f"{len(uses)} / {len(vs)}", "ps-r"),
             Cell(spread([u.tokens for u in uses]), "ps-r"),
             Cell(str(len({s.text for s in objects.values()})), "ps-r"),
@@ -159,7 +160,7 @@ def _compare(idx: SiteIndex, page: str, axis: str, value: str, other: str, vs: l
             counts[name] = counts.get(name, 0) + 1
         deltas.append(mv.total - mw.total)
         rows.append([
-            *[h(v.value(a)) for a in other_axes],
+            *[ident(v.value(a)) for a in other_axes],
             Cell(link(idx.variant_href(page, v), num(mv.total)), "ps-r"),
             Cell(link(idx.variant_href(page, w), num(mw.total)), "ps-r"),
             Cell(signed(mv.total - mw.total), "ps-r"),
@@ -175,7 +176,7 @@ def _compare(idx: SiteIndex, page: str, axis: str, value: str, other: str, vs: l
         f"{signed(min(deltas))} to {signed(max(deltas))} (mean {signed(round(mean(deltas)))}). "
         f"Parts that differ: {summary}."
     ), cls="ps-intro"), ""]
-    headers = [*[h(a) for a in other_axes], Cell(h(value), "ps-r"), Cell(h(other), "ps-r"), Cell("Δ", "ps-r"), "parts that differ (Δ tokens)"]
+    headers = [*[ident(a) for a in other_axes], Cell(h(value), "ps-r"), Cell(h(other), "ps-r"), Cell("Δ", "ps-r"), "parts that differ (Δ tokens)"]
     out += [table(headers, rows, cls="ps-compare ps-nowrap"), ""]
     return out
 

@@ -93,7 +93,7 @@ class PageCache:
         self.made = 0
 
     def start(self, idx: SiteIndex) -> None:
-        layout = (idx.prefix, idx.links, tuple(idx.variants), idx.pages)
+        layout = (idx.prefix, idx.links, tuple(idx.variants), idx.pages, idx.diagrams)
         if layout != self._layout:
             self._layout = layout
             self._parts.clear()
@@ -139,6 +139,7 @@ def build_site(
     list_limit: int = LIST_LIMIT,
     cache: PageCache | None = None,
     progress: Callable[[int, int], None] | None = None,
+    diagrams: str = "html",
 ) -> Site:
     """Every page of the site, in a deterministic order.
 
@@ -148,7 +149,8 @@ def build_site(
     the site has one (rule IDs then link to it); `variant_pages`: which
     variants get a page (site_select: auto, all, none, a filter mapping or a
     parsed VariantPages); `list_limit`: overview pages summarise above this
-    many variants (index.LIST_LIMIT); `cache`: a PageCache kept between
+    many variants (index.LIST_LIMIT); `diagrams`: "html" (drawn by
+    promptspec, offline) or "mermaid" (index.DIAGRAMS); `cache`: a PageCache kept between
     builds; `progress(done, total)`: called as pages are made.  Adds
     result.timings["explorer"] (its data) and ["pages"] (everything else)."""
     if findings is None:
@@ -157,7 +159,7 @@ def build_site(
     option = variant_pages if isinstance(variant_pages, site_select.VariantPages) else site_select.parse(variant_pages)
     selected = site_select.select(option, result.variants, result.spec.axes)
     idx = SiteIndex(result, prefix=prefix, links=links, findings=findings, rules_page=rules_page, changes=changes,
-                    pages=selected, list_limit=list_limit)
+                    pages=selected, list_limit=list_limit, diagrams=diagrams)
     cache = cache if cache is not None else PageCache()
     cache.start(idx)
     paged = [v for v in idx.variants if idx.has_page(v)]

@@ -22,11 +22,19 @@ Kinds (every argument is `key=value` or `key="value with spaces"`):
 * ``source path=REL`` — a spec file's text as written (e.g. a fragment's yaml).
 * ``rules`` — the table of lint rules, IDs linking to their sections.
 * ``assembly`` — the layout diagram (slots and the fragments filling them),
-  the same Mermaid diagram as the site's generated assembly overview page.
-* ``ordering [variant=ID]`` — the Mermaid send-order diagram of one request.
+  the same diagram as the site's generated assembly overview page.
+* ``ordering [variant=ID]`` — the send-order diagram of one request.
 
 Output is raw HTML with every piece of prompt text passed through
 `html.escape`: prompt text is data and must never become markup.
+
+A marker that is well formed but names something this spec lacks (a
+variant, a fragment, a spec file, a fragment a variant does not send) is
+replaced by a visible note instead of failing the build: the same pages
+then serve any spec (`promptspec site init`), and a reader sees which
+example does not apply.  A malformed marker is still an error: that is a
+mistake in the page, not a difference between specs.  `missed` (if given)
+collects the one-line reason of every note.
 """
 
 from __future__ import annotations
@@ -54,10 +62,18 @@ KINDS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def expand_examples(markdown: str, result: Any, page: str = "the docs page") -> str:
+class Absent(SpecError):
+    """A marker names something this spec does not have (shown as a note)."""
+
+
+def expand_examples(
+    markdown: str, result: Any, page: str = "the docs page", *, diagrams: str = "html", missed: list[str] | None = None,
+) -> str:
     """Replace every promptspec marker in `markdown` with HTML rendered from
-    `result` (a `pipeline.Result`).  A marker naming something the spec does
-    not have raises SpecError naming `page` and the marker's line."""
+    `result` (a `pipeline.Result`).  A malformed marker raises SpecError
+    naming `page` and the marker's line; one naming something the spec does
+    not have becomes a note (module docstring).  `diagrams`: "html" or
+    "mermaid" (index.DIAGRAMS)."""
     out: list[str] = []
     fence: str | None = None
     for number, line in enumerate(markdown.splitlines(keepends=True), 1):
@@ -73,13 +89,40 @@ def expand_examples(markdown: str, result: Any, page: str = "the docs page") -> 
         if fence is not None or not LOOSE.match(line):
             out.append(line)
             continue
-        out.append(_expand(line, result, page, number))
+        try:
+            out.append(_expand(line, result, page, number, diagrams))
+        except Absent as exc:
+            if missed is not None:
+                missed.append(exc.oneline())
+            out.append("\n" + _note(exc) + "\n\n")
     return "".join(out)
 
 
-def _expand(line: str, result: Any, page: str, number: int) -> str:
-    def fail(message: str, hint: str | None = None) -> SpecError:
-        return SpecError(message, page, line=number, hint=hint)
+def _note(exc: SpecError) -> str:
+    return (
+        '<div class="admonition note ps-missing">'
+        '<p class="admonition-title">Example not shown for this spec</p>'
+        f"<p>{html.escape(exc.message)}{': ' + html.escape(exc.hint) if exc.hint else ''}. "
+        "The page was written for another spec; the rest of it still applies.</p></div>"
+    )
+
+
+class _Fail:
+    """Makes a marker's errors (with its page and line); `absent` for the
+    ones that become a note; carries the site's diagram style."""
+
+    def __init__(self, page: str, line: int, diagrams: str) -> None:
+        self.page, self.line, self.diagrams = page, line, diagrams
+
+    def __call__(self, message: str, hint: str | None = None) -> SpecError:
+        return SpecError(message, self.page, line=self.line, hint=hint)
+
+    def absent(self, message: str, hint: str | None = None) -> SpecError:
+        return Absent(message, self.page, line=self.line, hint=hint)
+
+
+def _expand(line: str, result: Any, page: str, number: int, diagrams: str = "html") -> str:
+    fail = _Fail(page, number, diagrams)
 
     m = MARKER.match(line.rstrip("\n"))
     if not m:
@@ -106,13 +149,13 @@ def _expand(line: str, result: Any, page: str, number: int) -> str:
 def _variant(result: Any, given: str | None, fail: Callable[..., SpecError]) -> Any:
     if given is None:
         if not result.variants:
-            raise fail("the spec has no variants to show")
+            raise fail.absent("the spec has no variants to show")
         return result.variants[0]
     for v in result.variants:
         if given in (v.id, v.slug):
             return v
     sample = result.variants[0].id if result.variants else "model/personality/mode"
-    raise fail(f"unknown variant {given!r}", f"use a variant id such as {sample} (see `promptspec list`)")
+    raise fail.absent(f"unknown variant {given!r}", f"use a variant id such as {sample} (see `promptspec list`)")
 
 
 def _request(result: Any, variant: Any) -> Any:
@@ -134,7 +177,7 @@ def _example(result: Any, args: Mapping[str, str], fail: Callable[..., SpecError
         raise fail("promptspec:example needs fragment=NAME")
     names = [f.name for f in result.spec.fragments]
     if name not in names:
-        raise fail(f"unknown fragment {name!r}", f"fragments: {', '.join(sorted(names))}")
+        raise fail.absent(f"unknown fragment {name!r}", f"fragments: {', '.join(sorted(names))}")
     part = args.get("part", "section")
     if part not in ("section", "body"):
         raise fail(f"unknown part {part!r}", "part=section (with markers) or part=body")
@@ -153,7 +196,7 @@ def _example(result: Any, args: Mapping[str, str], fail: Callable[..., SpecError
                 )
                 return _pre(text, caption, "example")
     where = f"variant {args['variant']!r}" if "variant" in args else "any variant"
-    raise fail(f"fragment {name!r} sends no section in {where}", "pick a variant the fragment applies to")
+    raise fail.absent(f"fragment {name!r} sends no section in {where}", "pick a variant the fragment applies to")
 
 
 def _layout(result: Any, args: Mapping[str, str], fail: Callable[..., SpecError]) -> str:
@@ -199,7 +242,7 @@ def _source(result: Any, args: Mapping[str, str], fail: Callable[..., SpecError]
     except SpecError as exc:
         raise fail(f"bad spec file reference {ref!r}: {exc.message}") from None
     if not path.is_file():
-        raise fail(f"unknown spec file {ref!r}", "give a path relative to the spec folder, e.g. fragments/environment_context.yaml")
+        raise fail.absent(f"unknown spec file {ref!r}", "give a path relative to the spec folder, e.g. fragments/environment_context.yaml")
     # Read without recording the file as used: showing a file in the guide must
     # not hide it from the orphan rule.
     text = read_text_file(path)
@@ -226,20 +269,38 @@ def _code_spans(escaped: str) -> str:
 
 
 def _assembly(result: Any, args: Mapping[str, str], fail: Callable[..., SpecError]) -> str:
-    from . import mermaid
+    from . import diagram, mermaid
 
     spec = result.spec
     by_slot: dict[str, list[str]] = {}
     for f in sorted(spec.fragments, key=lambda f: (f.order, f.name)):
         by_slot.setdefault(f.slot, []).append(f.name)
-    return mermaid.fence(mermaid.assembly(spec, by_slot))
+    if fail.diagrams == "mermaid":
+        return mermaid.fence(mermaid.assembly(spec, by_slot))
+    return diagram.assembly(spec, by_slot)
 
 
 def _ordering(result: Any, args: Mapping[str, str], fail: Callable[..., SpecError]) -> str:
-    from . import mermaid
+    from . import diagram, mermaid
 
     v = _variant(result, args.get("variant"), fail)
-    return mermaid.fence(mermaid.ordering(_request(result, v), result.measure_of(v)))
+    req, m = _request(result, v), result.measure_of(v)
+    if fail.diagrams == "mermaid":
+        return mermaid.fence(mermaid.ordering(req, m))
+    uses = [
+        _Use(i, j + 1, s, m.sections[i][j])
+        for i, msg in enumerate(req.messages) for j, s in enumerate(msg.sections)
+    ]
+    return diagram.ordering(uses, req.base, m.base, m.total, [msg.role for msg in req.messages])
+
+
+class _Use:
+    """The fields of index.SectionUse the send-order diagram reads."""
+
+    __slots__ = ("message", "index", "section", "tokens")
+
+    def __init__(self, message: int, index: int, section: Any, tokens: int) -> None:
+        self.message, self.index, self.section, self.tokens = message, index, section, tokens
 
 
 _RENDER: Mapping[str, Callable[[Any, Mapping[str, str], Callable[..., SpecError]], str]] = {

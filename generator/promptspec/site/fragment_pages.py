@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from . import lint_page as site_lint
-from . import mermaid
+from . import diagram, mermaid
 from . import summary as site_summary
 from .index import SectionUse, SiteIndex, spread
 from .markup import (
     Cell,
     block,
     h,
+    ident,
     link,
     md_inline,
     pre,
@@ -47,9 +48,9 @@ def fragments_index_page(idx: SiteIndex) -> str:
     for f in sorted(idx.spec.fragments, key=lambda f: f.name):
         uses = idx.fragment_uses.get(f.name, [])
         rows.append([
-            link(idx.href(page, idx.fragment_page(f.name)), f"<code>{h(f.name)}</code>"),
+            link(idx.href(page, idx.fragment_page(f.name)), f"<code>{ident(f.name)}</code>"),
             h(f.role),
-            f"<code>{h(f.slot)}</code>",
+            f"<code>{ident(f.slot)}</code>",
             h(f.owner) or "–",
             h(f.description),
             Cell(f"{len({u.variant for u in uses})} / {len(idx.variants)}", "ps-r"),
@@ -144,7 +145,11 @@ def assembly_page(idx: SiteIndex) -> str:
         "fragments go by <code>order</code>, then name. A fragment that does not apply to a variant, or "
         "renders empty, is left out."
     ), cls="ps-intro"))
-    out += ["", mermaid.fence(mermaid.assembly(spec, by_slot)), ""]
+    if idx.diagrams == "mermaid":
+        drawn = mermaid.fence(mermaid.assembly(spec, by_slot))
+    else:
+        drawn = diagram.assembly(spec, by_slot, lambda name: idx.href(page, idx.fragment_page(name)))
+    out += ["", drawn, ""]
     out += ["## Base instructions", ""]
     out.append(block(para(
         "An <code>instructions_override</code> wins; else a model's <code>instructions_template</code> with "
@@ -173,6 +178,6 @@ def assembly_page(idx: SiteIndex) -> str:
                 f"{link(idx.href(page, idx.fragment_page(f.name)), f'<code>{h(f.name)}</code>')} <span class=\"ps-dim\">({_conditions(f)})</span>"
                 for f in frs
             ) or '<span class="ps-dim">no fragment</span>'
-            rows.append([f"<code>{h(slot)}</code>", cell])
+            rows.append([f"<code>{ident(slot)}</code>", cell])
         out += [table(["slot", "fragments"], rows), ""]
     return join_blocks(out)

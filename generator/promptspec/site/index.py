@@ -33,6 +33,10 @@ link to the explorer (summary.py).  The matrix page keeps its
 one-cell-per-variant table up to MATRIX_FACTOR times this many variants."""
 MATRIX_FACTOR = 5
 
+DIAGRAMS = ("html", "mermaid")
+"""How pages draw diagrams: promptspec's own HTML boxes (diagram.py, works
+offline and in dark mode) or Mermaid text (mermaid.py; a site opts in)."""
+
 AXIS_FOLDERS = {"model": "models", "personality": "personalities", "mode": "modes"}
 AXIS_TITLES = {"model": "Models", "personality": "Personalities", "mode": "Modes"}
 _RESERVED = {"index", "readme"}
@@ -219,8 +223,12 @@ class SiteIndex(Paths):
         changes: Any = None,
         pages: frozenset[Variant] | None = None,
         list_limit: int = LIST_LIMIT,
+        diagrams: str = "html",
     ):
         super().__init__(prefix, links)
+        if diagrams not in DIAGRAMS:
+            raise UsageError(f"diagrams must be one of {', '.join(DIAGRAMS)}, found {diagrams!r}")
+        self.diagrams = diagrams
         if list_limit < 1:
             raise UsageError(f"the list limit must be at least 1, found {list_limit}")
         self.pages = pages

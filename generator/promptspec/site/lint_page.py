@@ -14,7 +14,7 @@ import time
 from typing import Any, Sequence
 
 from .index import SiteIndex
-from .markup import Cell, block, front_matter, h, link, md_inline, table
+from .markup import Cell, block, front_matter, h, ident, link, md_inline, table
 
 
 def run(result: Any) -> list:
@@ -55,7 +55,7 @@ def _variant_link(idx: SiteIndex, page: str, variant_id: str | None) -> str:
         return "–"
     v = idx.by_id.get(variant_id)
     if v is None:
-        return f"<code>{h(variant_id)}</code>"
+        return f"<code>{ident(variant_id)}</code>"
     return link(idx.variant_href(page, v), h(variant_id))
 
 
@@ -64,14 +64,14 @@ def _table(idx: SiteIndex, page: str, findings: Sequence[Any], *, fragment_colum
     rows = []
     for f in findings:
         row: list[str | Cell] = [
-            f"<code>{h(f.location)}</code>",
+            f"<code>{ident(f.location)}</code>",
             rule_link(idx, page, f.rule),
             severity(f.severity),
             Cell(h(f.message), "ps-text"),
         ]
         if fragment_column:
             if f.fragment and f.fragment in fragments:
-                row.append(link(idx.href(page, idx.fragment_page(f.fragment)), f"<code>{h(f.fragment)}</code>"))
+                row.append(link(idx.href(page, idx.fragment_page(f.fragment)), f"<code>{ident(f.fragment)}</code>"))
             else:
                 row.append(h(f.fragment) if f.fragment else "–")
         row.append(_variant_link(idx, page, f.variant))

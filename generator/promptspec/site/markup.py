@@ -54,6 +54,17 @@ def _h_short(s: str) -> str:
     return _escape(s)
 
 
+_BREAK = re.compile(r"([_/-])(?=[^\s])")
+
+
+def ident(text: object) -> str:
+    """A long identifier (fragment, slot, variant id) escaped, with a line
+    break opportunity (`<wbr>`) after every `_`, `-` and `/`, so a narrow
+    column wraps it between its words, never in the middle of one."""
+    s = h(text)
+    return _BREAK.sub(r"\1<wbr>", s) if len(s) > 12 else s
+
+
 def prompt_html(text: str) -> str:
     """Prompt text for a `<pre><code>`: escaped, with every character that a
     Markdown preprocessor would touch written as a reference."""

@@ -11,7 +11,10 @@ up, the error goes to the terminal and onto every page, and fixing the spec
       - promptspec:
           spec: templates            # spec folder, relative to mkdocs.yml
           path: prompts              # folder of the generated pages
-          mermaid_js: null           # local mermaid.min.js for offline diagrams
+          diagrams: auto             # html (drawn by promptspec, offline, dark mode) | mermaid
+                                     # (Mermaid text; loaded from a CDN unless mermaid_js is set)
+                                     # | auto (mermaid when mermaid_js is set, else html)
+          mermaid_js: null           # a local mermaid.min.js, for sites that want Mermaid offline
           cache_dir: null            # token cache (default ~/.cache/promptspec)
           base: lock                 # Changes page: lock | none | a git revision | a spec folder
           lint_rules: guide/lint-rules.md   # docs page that lint rule IDs link to (if it exists)
@@ -90,6 +93,7 @@ class _VariantPages(c.BaseConfigOption):
 class PromptspecConfig(base.Config):
     spec = c.Type(str, default="templates")
     path = c.Type(str, default="prompts")
+    diagrams = c.Choice(("auto", "html", "mermaid"), default="auto")
     mermaid_js = c.Optional(c.File(exists=True))
     cache_dir = c.Optional(c.Type(str))
     base = c.Type(str, default="lock")
@@ -137,6 +141,9 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             # Before Material's check for a global `mermaid`, which would
             # otherwise fetch it from a CDN.
             config.extra_javascript.insert(0, MERMAID_JS)
+        self.diagrams = self.config.diagrams
+        if self.diagrams == "auto":
+            self.diagrams = "mermaid" if self.config.mermaid_js else "html"
         config.extra_css.append(CSS)
         config.extra_javascript.append(JS)
         return config
@@ -190,7 +197,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 result, prefix=self.prefix, links="dir" if config.use_directory_urls else "html",
                 findings=findings, changes=changes, rules_page=rules,
                 variant_pages=self.config.variant_pages, list_limit=self.config.list_limit,
-                cache=cache, progress=bar,
+                cache=cache, progress=bar, diagrams=self.diagrams,
             )
         changed = self.session.changes
         redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"
@@ -259,7 +266,12 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         from .examples import expand_examples
 
         try:
-            return expand_examples(markdown, self.result, page=f"{self.docs_label}/{page.file.src_uri}")
+            missed: list[str] = []
+            out = expand_examples(markdown, self.result, page=f"{self.docs_label}/{page.file.src_uri}",
+                                  diagrams=self.diagrams, missed=missed)
+            for line in missed:  # INFO, not WARNING: a guide written for another spec is no build error
+                log.info("promptspec: example not shown: %s", line)
+            return out
         except PromptspecError as exc:
             if not self.serving:
                 raise PluginError(f"promptspec: error: {exc.oneline()}") from None

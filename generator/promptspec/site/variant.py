@@ -15,10 +15,12 @@ only the pages of variants an edit changed.
 
 from __future__ import annotations
 
+import bisect
+
 from ..assemble.export import section_label
 from ..assemble.request import Variant
 from . import changes as site_changes
-from . import mermaid
+from . import diagram, mermaid
 from .index import SectionUse, SiteIndex
 from .markup import (
     Cell,
@@ -31,6 +33,7 @@ from .markup import (
     pct,
     pre,
     quoted,
+    signed,
     table,
 )
 
@@ -53,7 +56,7 @@ def _facts(idx: SiteIndex, v: Variant, page: str) -> str:
     rows.append([Cell("base instructions", header=True), f"{rule} <span class=\"ps-dim\">from {h(base.source)}</span>"])
     rows.append([Cell("encoding", header=True), f"<code>{h(m.encoding)}</code>"])
     rows.append([Cell("total tokens", header=True), f"<strong>{num(m.total)}</strong> (Codex estimate {num(m.estimate)})"])
-    usable = "–" if m.usable_window is None else f"{pct(m.percent_of_usable, 3)} of {num(m.usable_window)} usable"
+    usable = "–" if m.usable_window is None else f"{pct(m.percent_of_usable)} of {num(m.usable_window)} usable"
     rows.append([Cell("context window", header=True), usable])
     if m.compact_limit is not None:
         rows.append([
@@ -68,35 +71,64 @@ def _facts(idx: SiteIndex, v: Variant, page: str) -> str:
 
 
 def _bar(idx: SiteIndex, v: Variant) -> str:
-    """One segment per part, widths in % of the total: readable without JS."""
+    """One segment per part, widths in % of the total: readable without JS.
+    The send-order diagram below it is the list of parts (one list, not two)."""
     m = idx.measure[v]
     total = m.total or 1
     segs = []
-    legend_rows = []
-    parts = [("instructions", "base", m.base, "s-base", "base instructions")]
+    parts = [("instructions", "base", m.base, "s-base")]
     for u in idx.uses(v):
-        parts.append((f"[{u.index:02}] {u.section.fragment}", u.section.role, u.tokens, section_id(u.message, u.index), f"message {u.message:02}"))
+        parts.append((f"[{u.index:02}] {u.section.fragment}", u.section.role, u.tokens, section_id(u.message, u.index)))
     made = idx.memo.setdefault("bar-parts", {})  # the same parts recur on many pages: their fixed HTML once each
-    for k, (name, role, tokens, anchor, where) in enumerate(parts):
+    for k, (name, role, tokens, anchor) in enumerate(parts):
         width = 100.0 * tokens / total
-        title = f"{name}: {tokens:,} tokens ({width:.1f}%)"
-        key = (name, role, anchor, where, k % 2)
+        title = f"{name}: {tokens:,} tokens ({pct(width)})"
+        key = (name, role, anchor, k % 2)
         fixed = made.get(key)
         if fixed is None:
             fixed = made[key] = (
                 f'<a class="ps-seg ps-role-{h(role)} ps-alt-{k % 2}" style="width:',
                 f'%" href="#{anchor}" title="',
                 f'"><span>{h(name)}</span></a>',
-                Cell(f'<span class="ps-swatch ps-role-{h(role)} ps-alt-{k % 2}"></span>'),
-                f'<a href="#{anchor}">{h(name)}</a>',
-                h(where),
-                h(role),
             )
         segs.append(f"{fixed[0]}{width:.3f}{fixed[1]}{h(title)}{fixed[2]}")
-        legend_rows.append([fixed[3], fixed[4], fixed[5], fixed[6], Cell(num(tokens), "ps-r"), Cell(f"{width:.1f}%", "ps-r")])
-    bar = block(segs, cls="ps-bar", attrs={"role": "img", "aria-label": f"{m.total:,} tokens by section"})
-    legend = table(["", "part", "where", "role", Cell("tokens", "ps-r"), Cell("share", "ps-r")], legend_rows, cls="ps-legend")
-    return bar + "\n\n" + legend
+    return block(segs, cls="ps-bar", attrs={"role": "img", "aria-label": f"{m.total:,} tokens by section"})
+
+
+def _order(idx: SiteIndex, v: Variant) -> str:
+    """The send order: a promptspec-drawn diagram (default) or Mermaid text."""
+    req, m = idx.request[v], idx.measure[v]
+    if idx.diagrams == "mermaid":
+        return mermaid.fence(mermaid.ordering(req, m))
+    return diagram.ordering(idx.uses(v), req.base, m.base, m.total, [msg.role for msg in req.messages])
+
+
+def placement(idx: SiteIndex, v: Variant) -> str:
+    """Where `v` sits among all variants by total tokens, in one line."""
+    ranked = idx.memo.get("ranked")
+    if ranked is None:
+        ranked = idx.memo["ranked"] = sorted(idx.totals.values())
+    n = len(ranked)
+    t = idx.totals[v]
+    lo, hi = ranked[0], ranked[-1]
+    if n == 1:
+        return "the only variant of the matrix"
+    larger = n - bisect.bisect_right(ranked, t)
+    if t == hi:
+        where = f"largest of {n:,}"
+    elif t == lo:
+        where = f"smallest of {n:,}"
+    else:
+        where = f"{_ordinal(larger + 1)} largest of {n:,}"
+    over = f"{signed(t - lo)} tokens over the smallest" if t != lo else f"{signed(hi - t)} tokens under the largest"
+    if t != lo and t != hi:
+        over += f", {signed(t - hi)} under the largest"
+    return f"{where}; {over}"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n:,}{suffix}"
 
 
 def _details(summary: str, meta_rows: list[list[str | Cell]], text: str, *, anchor: str, key: str, cls: str) -> str:
@@ -228,8 +260,7 @@ def static_parts(idx: SiteIndex, v: Variant) -> tuple[str, str]:
     if req.notes:
         notes = "".join(f"<li>{h(n)}</li>" for n in req.notes)
         top += [block(f"<ul>{notes}</ul>", cls="ps-notes"), ""]
-    out = ["## Tokens by part", "", _bar(idx, v), ""]
-    out += ["## Send order", "", mermaid.fence(mermaid.ordering(req, m)), ""]
+    out = ["## Tokens and send order", "", _bar(idx, v), "", _order(idx, v), ""]
     out += ["## Assembled prompt", ""]
     out += [
         block(
@@ -250,11 +281,12 @@ def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None) -> st
     src = idx.variant_page(v)
     top, rest = parts if parts is not None else static_parts(idx, v)
     title = idx.title(v)
-    out = [front_matter({"title": title}).rstrip("\n"), "", f"# {md_inline(title)}", ""]
+    out = [front_matter({"title": f"{title} · variant"}).rstrip("\n"), "", f"# {md_inline(title)}", ""]
     badge = site_changes.badge(idx, v)
     if badge:
         out += [f'<p class="ps-badges">{badge}</p>', ""]
     out.append(top)
+    out += [f'<p class="ps-place">In the matrix: {h(placement(idx, v))}.</p>', ""]
     out += site_changes.variant_section(idx, v, src)
     out.append(rest)
     return "\n".join(out).rstrip("\n") + "\n"
