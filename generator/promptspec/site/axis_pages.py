@@ -184,7 +184,7 @@ def _compare(idx: SiteIndex, page: str, axis: str, value: str, other: str, vs: l
 def axis_value_page(idx: SiteIndex, axis: str, value: str) -> str:
     page = idx.axis_page(axis, value)
     vs = idx.with_value(axis, value)
-    out = page_head(value, f"{axis}: {value}")
+    out = page_head(f"{value} · {axis}", f"{axis}: {value}")
     out.append(block(para(
         f"{link(idx.href(page, idx.axis_page(axis)), 'All ' + h(axis_title(axis).lower()))} · "
         f"{link(idx.href(page, idx.matrix_page), 'Matrix')}"

@@ -27,6 +27,7 @@ variants an edit can change.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -218,6 +219,7 @@ def explorer_page(idx: SiteIndex) -> str:
         idx.axes,
         js_url=idx.href(page, f"{ASSET_DIR}/explorer.js"),
         css_url=idx.href(page, f"{ASSET_DIR}/explorer.css"),
+        extra=_explorer_links(idx),
     )
     return (
         front_matter({"title": "Explorer", "hide": ["toc"]})
@@ -226,6 +228,25 @@ def explorer_page(idx: SiteIndex) -> str:
         + "\n\n"
         + widget
     )
+
+
+def _explorer_links(idx: SiteIndex) -> dict[str, str]:
+    """Where the explorer links a picked variant: its page and JSON download,
+    as URL templates with `{slug}` (Variant.slug), and which variants have
+    them ("all", "none" or a JSON list of ids)."""
+    page = idx.explorer_page
+    slug = "{slug}"
+    if idx.pages is None or len(idx.pages) == len(idx.variants):
+        paged = "all"
+    elif not idx.pages:
+        paged = "none"
+    else:
+        paged = json.dumps(sorted(v.id for v in idx.pages), separators=(",", ":"))
+    return {
+        "data-page-href": idx.href(page, idx._p("variants", slug + ".md")),
+        "data-json-href": idx.href(page, idx._p("variants", slug + ".json")),
+        "data-paged": paged,
+    }
 
 
 def overview_pages(prefix: str = "prompts", extra_axes: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:

@@ -16,6 +16,7 @@ from .markup import (
     ident,
     link,
     md_inline,
+    num,
     pre,
     quoted,
     table,
@@ -64,7 +65,7 @@ def fragment_page(idx: SiteIndex, name: str) -> str:
     page = idx.fragment_page(name)
     f = next(x for x in idx.spec.fragments if x.name == name)
     uses = idx.fragment_uses.get(name, [])
-    out = page_head(name, f"Fragment {name}")
+    out = page_head(f"{name} · fragment", f"Fragment {name}")
     out.append(block(para(
         f"{link(idx.href(page, idx.fragment_page()), 'All fragments')} · {link(idx.href(page, idx.assembly_page), 'Assembly')}"
     ), cls="ps-crumbs"))
@@ -109,17 +110,26 @@ def fragment_page(idx: SiteIndex, name: str) -> str:
     within = site_summary.value_counts(idx, [u.variant for u in uses]) if not listed else {}
     for k, (text, us) in enumerate(groups.items(), 1):
         if listed:
-            variants = " ".join(link(idx.variant_href(page, u.variant), h(u.variant.id)) for u in us)
+            # Every variant that sends this rendering, with its tokens, in view
+            # (not inside the collapsed text).
+            variants = " · ".join(
+                f'{link(idx.variant_href(page, u.variant), ident(u.variant.id))} <span class="ps-dim">{num(u.tokens)}</span>'
+                for u in us
+            )
         else:
             variants = (
                 f"{site_summary.describe_group(idx, [u.variant for u in us], within)} — "
                 f"for example {site_summary.vlink(idx, page, us[0].variant)}"
             )
-        summary = f"<strong>rendering {k}</strong> <span class=\"ps-tok\">{spread([u.tokens for u in us])} tokens</span> <span class=\"ps-dim\">in {len(us)} variant{'s' if len(us) != 1 else ''}</span>"
+        head = (
+            f'<p class="ps-rendering-head"><strong>rendering {k}</strong> · {spread([u.tokens for u in us])} tokens · '
+            f"in {len(us)} variant{'s' if len(us) != 1 else ''}</p>"
+        )
         body = "\n".join([
-            f'<details class="ps-section ps-role-{h(f.role)}">',
-            f"<summary>{summary}</summary>",
+            head,
             f'<p class="ps-variants">{variants}</p>',
+            f'<details class="ps-section ps-role-{h(f.role)}">',
+            f"<summary>text of rendering {k}</summary>",
             pre(text, attrs={"data-ps-rendering": str(k)}),
             "</details>",
         ])

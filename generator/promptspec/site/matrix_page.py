@@ -1,5 +1,6 @@
 """The matrix page: every variant's total tokens and % of the usable window,
-shaded by size, with sums per model and per mode.  Tables are raw HTML so spec
+shaded by size, with the smallest and largest per model and per mode (never
+sums: variants are never sent together, so their tokens do not add up).  Tables are raw HTML so spec
 strings cannot turn into Markdown syntax; above the site's list limit the page
 shows summaries instead (summary.py).
 """
@@ -10,11 +11,12 @@ import itertools
 
 from ..assemble.request import Variant
 from . import summary as site_summary
-from .index import SiteIndex
+from .index import SiteIndex, spread
 from .markup import (
     Cell,
     block,
     h,
+    ident,
     link,
     md_inline,
     num,
@@ -38,9 +40,10 @@ def _cell(idx: SiteIndex, page: str, v: Variant | None) -> Cell:
 
 
 def _sum_cell(values: list[int], cls: str = "ps-sum") -> Cell:
+    """The smallest and largest total of a row or column, and how many variants."""
     if not values:
         return Cell("—", f"ps-r {cls}")
-    return Cell(f'<span class="ps-num">{num(sum(values))}</span><span class="ps-pct">{len(values)} variant{"s" if len(values) != 1 else ""}</span>', f"ps-r {cls}")
+    return Cell(f'<span class="ps-num">{spread(values)}</span><span class="ps-pct">{len(values)} variant{"s" if len(values) != 1 else ""}</span>', f"ps-r {cls}")
 
 
 def _matrix_table(idx: SiteIndex, page: str, extra: tuple[tuple[str, str], ...]) -> str:
@@ -50,7 +53,7 @@ def _matrix_table(idx: SiteIndex, page: str, extra: tuple[tuple[str, str], ...])
         "model",
         "personality",
         *[link(idx.href(page, idx.axis_page("mode", mo)), h(mo)) for mo in modes],
-        Cell("Σ", "ps-r"),
+        Cell("min–max", "ps-r"),
     ]
     rows: list[list[str | Cell]] = []
     grand: dict[str, list[int]] = {mo: [] for mo in modes}
@@ -73,8 +76,8 @@ def _matrix_table(idx: SiteIndex, page: str, extra: tuple[tuple[str, str], ...])
                     grand[mo].append(t)
             row.append(_sum_cell(row_tokens))
             rows.append(row)
-        rows.append([Cell(f"Σ {h(model.slug)}", "ps-subtotal", header=True), *[_sum_cell(per_mode[mo], "ps-subtotal") for mo in modes], _sum_cell([t for mo in modes for t in per_mode[mo]], "ps-subtotal")])
-    rows.append([Cell("Σ all models", "ps-total", {"colspan": "2"}, header=True), *[_sum_cell(grand[mo], "ps-total") for mo in modes], _sum_cell([t for mo in modes for t in grand[mo]], "ps-total")])
+        rows.append([Cell(f"{ident(model.slug)}: all", "ps-subtotal", header=True), *[_sum_cell(per_mode[mo], "ps-subtotal") for mo in modes], _sum_cell([t for mo in modes for t in per_mode[mo]], "ps-subtotal")])
+    rows.append([Cell("all models", "ps-total", {"colspan": "2"}, header=True), *[_sum_cell(grand[mo], "ps-total") for mo in modes], _sum_cell([t for mo in modes for t in grand[mo]], "ps-total")])
     return table(headers, rows, cls="ps-matrix ps-nowrap")
 
 
@@ -95,8 +98,8 @@ def _totals(idx: SiteIndex, page: str) -> str:
             row.append(_sum_cell(ts))
         row.append(_sum_cell(all_t, "ps-subtotal"))
         rows.append(row)
-    rows.append([Cell("Σ per mode", "ps-total", header=True), *[_sum_cell(col[mo], "ps-total") for mo in modes], _sum_cell([t for mo in modes for t in col[mo]], "ps-total")])
-    headers = ["model", *[link(idx.href(page, idx.axis_page("mode", mo)), h(mo)) for mo in modes], Cell("Σ model", "ps-r")]
+    rows.append([Cell("all models", "ps-total", header=True), *[_sum_cell(col[mo], "ps-total") for mo in modes], _sum_cell([t for mo in modes for t in col[mo]], "ps-total")])
+    headers = ["model", *[link(idx.href(page, idx.axis_page("mode", mo)), h(mo)) for mo in modes], Cell("all modes", "ps-r")]
     return table(headers, rows, cls="ps-totals ps-nowrap")
 
 
@@ -173,9 +176,9 @@ def matrix_page(idx: SiteIndex) -> str:
     else:
         out += ["## Tokens per model and mode", ""]
         out += _matrix_summary(idx, page)
-    out += ["## Totals per model and mode", ""]
-    if extra_axes:
-        out += [block(para("Summed over every personality" + "".join(f" and {h(a)}" for a, _ in extra_axes) + "."), cls="ps-intro"), ""]
+    out += ["## Smallest and largest per model and mode", ""]
+    over = "every personality" + "".join(f" and {h(a)}" for a, _ in extra_axes)
+    out += [block(para(f"The smallest and largest total tokens over {over}, and how many variants."), cls="ps-intro"), ""]
     out += [_totals(idx, page), ""]
     out += ["## More", ""]
     more = [explore] + [

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -74,6 +75,8 @@ def _report(message: str) -> None:
     serve_log.error(message)
 
 MERMAID_JS = f"{ASSET_DIR}/mermaid.min.js"
+_ROOTED = re.compile(r'\b(href|src)="/(?!/)([^"]*)"')
+"""A link from the server's root (not a protocol-relative //host link)."""
 
 
 class _VariantPages(c.BaseConfigOption):
@@ -278,6 +281,21 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             _report(f"promptspec: error: {exc.oneline()}")
             self.page_errors[page.file.src_uri] = exc.oneline()
             return markdown
+
+    def on_post_build(self, *, config) -> None:
+        """Without `site_url`, MkDocs writes 404.html with links from the
+        server's root ("/assets/..."), which break wherever the site is not
+        served from the root (a project page, a folder opened from disk).
+        Rewritten relative to the site's root folder, where 404.html is."""
+        if config.site_url:
+            return
+        path = Path(config.site_dir) / "404.html"
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            fixed = _ROOTED.sub(lambda m: f'{m.group(1)}="{m.group(2) or "./"}"', text)
+            fixed = fixed.replace('"base": "/"', '"base": "."', 1)  # Material's search and palette scripts
+            if fixed != text:
+                path.write_text(fixed, encoding="utf-8")
 
     def on_page_content(self, html: str, *, page, config, files) -> str:
         banners = []

@@ -28,6 +28,11 @@
     return fmt(n) + " " + word + (n === 1 ? "" : "s");
   }
 
+  // Messages are numbered 00, 01 and sections [01], [02], as on variant pages.
+  function pad2(n) {
+    return (n < 10 ? "0" : "") + n;
+  }
+
   // -- loading ---------------------------------------------------------------
 
   function loadScript(url) {
@@ -199,8 +204,9 @@
     return box;
   }
 
-  function render(view, v) {
+  function render(view, v, links) {
     while (view.firstChild) view.removeChild(view.firstChild);
+    if (links) view.appendChild(hubLinks(links, v));
     var figures = el("p", "pse-summary");
     figures.appendChild(el("strong", "pse-variant-id", v.id));
     var parts = [" — " + plural(v.total, "token") + " (" + v.encoding + ")"];
@@ -227,11 +233,11 @@
     blocks.push({ label: "instructions", role: "base", tokens: v.base.tokens, block: baseBlock });
     v.messages.forEach(function (m, i) {
       var message = el("div", "pse-message pse-role-" + m.role);
-      message.appendChild(el("div", "pse-message-head", "message " + (i + 1) + " · " + m.role + " · " + plural(m.tokens, "token")));
-      m.sections.forEach(function (s) {
-        var block = details("pse-section", [el("code", "pse-name", s.fragment),
+      message.appendChild(el("div", "pse-message-head", pad2(i) + " · " + m.role + " message · " + plural(m.tokens, "token")));
+      m.sections.forEach(function (s, j) {
+        var block = details("pse-section", [el("span", "pse-idx", "[" + pad2(j + 1) + "] "), el("code", "pse-name", s.fragment),
           " · " + s.slot + " · " + plural(s.tokens, "token") + " · ", el("span", "pse-source", s.source)],
-          s.text, { "data-fragment": s.fragment, "data-message": String(i + 1), "data-role": m.role });
+          s.text, { "data-fragment": s.fragment, "data-message": pad2(i), "data-role": m.role });
         if (s.description) block.querySelector("summary").setAttribute("title", s.description);
         message.appendChild(block);
         blocks.push({ label: s.fragment, role: m.role, tokens: s.tokens, block: block });
@@ -260,10 +266,10 @@
     order.appendChild(first);
     v.messages.forEach(function (m, i) {
       var item = el("li", "pse-role-" + m.role);
-      item.appendChild(el("span", null, "message " + (i + 1) + " · " + m.role + " · " + plural(m.tokens, "token")));
+      item.appendChild(el("span", null, pad2(i) + " · " + m.role + " message · " + plural(m.tokens, "token")));
       var inner = el("ol");
-      m.sections.forEach(function (s) {
-        inner.appendChild(el("li", null, s.fragment + " (" + s.slot + ") · " + plural(s.tokens, "token")));
+      m.sections.forEach(function (s, j) {
+        inner.appendChild(el("li", null, "[" + pad2(j + 1) + "] " + s.fragment + " (" + s.slot + ") · " + plural(s.tokens, "token")));
       });
       item.appendChild(inner);
       order.appendChild(item);
@@ -285,6 +291,273 @@
     view.appendChild(prompt);
   }
 
+  // -- the explorer as a hub: links to a variant's page and JSON ---------------
+
+  // Read from the root's attributes (build.explorer_page): URL templates
+  // with "{slug}" (a variant's values joined by "--"), and which variants
+  // have a page: "all", "none" or a JSON list of ids.
+  function linkConfig(root) {
+    var page = root.getAttribute("data-page-href"), json = root.getAttribute("data-json-href");
+    if (!page) return null;
+    var paged = root.getAttribute("data-paged") || "all", ids = null;
+    if (paged !== "all" && paged !== "none") {
+      try { ids = {}; JSON.parse(paged).forEach(function (id) { ids[id] = true; }); } catch (e) { ids = {}; }
+    }
+    return {
+      has: function (v) { return paged === "all" || (ids !== null && !!ids[v.id]); },
+      page: function (v) { return page.split("{slug}").join(v.values.join("--")); },
+      json: function (v) { return json ? json.split("{slug}").join(v.values.join("--")) : null; }
+    };
+  }
+
+  function hubLinks(links, v) {
+    var p = el("p", "pse-links");
+    if (!links.has(v)) {
+      p.appendChild(document.createTextNode("This variant has no page of its own on this site."));
+      return p;
+    }
+    var a = el("a", "pse-page-link", "Variant page");
+    a.href = links.page(v);
+    p.appendChild(a);
+    var href = links.json(v);
+    if (href) {
+      p.appendChild(document.createTextNode(" · "));
+      var j = el("a", "pse-json-link", "Responses API request (JSON)");
+      j.href = href;
+      j.setAttribute("download", "");
+      p.appendChild(j);
+    }
+    return p;
+  }
+
+  function variantLink(v, links) {
+    var a = el("a", "pse-vlink", v.id);
+    a.href = links && links.has(v) ? links.page(v) : "#variant=" + encodeURIComponent(v.id).replace(/%2F/g, "/");
+    return a;
+  }
+
+  // -- two variants side by side, section by section --------------------------
+
+  function sectionsOf(v) {
+    var out = [{ key: "instructions", label: "instructions", where: "base", text: v.base.text, tokens: v.base.tokens }];
+    v.messages.forEach(function (m, i) {
+      m.sections.forEach(function (s, j) {
+        out.push({ key: s.fragment, label: s.fragment, where: pad2(i) + " [" + pad2(j + 1) + "]", text: s.text, tokens: s.tokens });
+      });
+    });
+    return out;
+  }
+
+  // Rows in A's order, then what only B has: [name, a part|null, b part|null].
+  function pairSections(a, b) {
+    var sa = sectionsOf(a), sb = sectionsOf(b), byB = {}, seen = {}, rows = [];
+    sb.forEach(function (s) { byB[s.key] = s; });
+    sa.forEach(function (s) { seen[s.key] = true; rows.push([s.key, s, byB[s.key] || null]); });
+    sb.forEach(function (s) { if (!seen[s.key]) rows.push([s.key, null, s]); });
+    return rows;
+  }
+
+  function renderCompare(box, a, b, links) {
+    while (box.firstChild) box.removeChild(box.firstChild);
+    var rows = pairSections(a, b), differ = 0;
+    var head = el("p", "pse-compare-head");
+    head.appendChild(variantLink(a, links));
+    head.appendChild(document.createTextNode(" (" + plural(a.total, "token") + ") vs "));
+    head.appendChild(variantLink(b, links));
+    var delta = a.total - b.total;
+    head.appendChild(document.createTextNode(" (" + plural(b.total, "token") + "): " + (delta > 0 ? "+" : delta < 0 ? "−" : "±") + fmt(Math.abs(delta)) + " tokens"));
+    box.appendChild(head);
+    var table = el("table", "pse-compare-table");
+    var thead = el("thead"), tr = el("tr");
+    ["part", "where", "A tokens", "B tokens", "Δ", "text"].forEach(function (t) { tr.appendChild(el("th", null, t)); });
+    thead.appendChild(tr);
+    table.appendChild(thead);
+    var tbody = el("tbody");
+    rows.forEach(function (row) {
+      var x = row[1], y = row[2];
+      var state = !x ? "only in B" : !y ? "only in A" : x.text === y.text ? "same" : "differs";
+      if (state !== "same") differ++;
+      var r = el("tr", "pse-cmp-" + state.replace(/ /g, "-"));
+      r.setAttribute("data-part", row[0]);
+      r.setAttribute("data-state", state);
+      r.appendChild(el("th", null, row[0]));
+      r.appendChild(el("td", null, (x || y).where));
+      r.appendChild(el("td", "pse-r", x ? fmt(x.tokens) : "–"));
+      r.appendChild(el("td", "pse-r", y ? fmt(y.tokens) : "–"));
+      var d = (x ? x.tokens : 0) - (y ? y.tokens : 0);
+      r.appendChild(el("td", "pse-r", d > 0 ? "+" + fmt(d) : d < 0 ? "−" + fmt(-d) : "±0"));
+      var cell = el("td");
+      if (state === "same") {
+        cell.textContent = "same text";
+      } else {
+        var det = el("details", "pse-cmp-text");
+        det.appendChild(el("summary", null, state));
+        var grid = el("div", "pse-cmp-grid");
+        [x, y].forEach(function (part, k) {
+          var col = el("div");
+          col.appendChild(el("div", "pse-cmp-label", k === 0 ? "A" : "B"));
+          col.appendChild(el("pre", "pse-text", part ? part.text : "(not sent)"));
+          grid.appendChild(col);
+        });
+        det.appendChild(grid);
+        cell.appendChild(det);
+      }
+      r.appendChild(cell);
+      tbody.appendChild(r);
+    });
+    table.appendChild(tbody);
+    box.appendChild(table);
+    box.setAttribute("data-differ", String(differ));
+  }
+
+  // -- finding prompt text ---------------------------------------------------
+
+  // Which variants send each text: every present cell of the axis product is
+  // visited once, and each of its base and sections is looked up (the same
+  // columns variantOf reads).  Built on the first search, then kept.
+  Data.prototype.usesOfTexts = function () {
+    if (this._uses) return this._uses;
+    var raw = this.raw, self = this, uses = {};
+    var runs = raw.present, n = this.sizes.length;
+    function add(textId, what, flat) {
+      var key = textId + ":" + what;
+      var u = uses[key] || (uses[key] = { text: textId, what: what, cells: [] });
+      u.cells.push(flat);
+    }
+    for (var r = 0; r < runs.length; r += 2) {
+      for (var flat = runs[r]; flat < runs[r] + runs[r + 1]; flat++) {
+        var idx = [], k = flat;
+        for (var a = n - 1; a >= 0; a--) { idx[a] = k % self.sizes[a]; k = Math.floor(k / self.sizes[a]); }
+        var b = self.lookup(raw.columns.base, idx);
+        if (b >= 0) add(raw.bases[b][0], -1, flat);
+        // Only the fragments the variant's skeleton sends.
+        raw.skeletons[self.lookup(raw.columns.skeleton, idx)].forEach(function (entry) {
+          for (var e = 1; e < entry.length; e++) {
+            var sid = self.lookup(raw.columns.sections[entry[e]], idx);
+            if (sid >= 0) add(raw.sections[sid][0], entry[e], flat);
+          }
+        });
+      }
+    }
+    var byText = {};
+    Object.keys(uses).forEach(function (key) {
+      var u = uses[key];
+      (byText[u.text] || (byText[u.text] = [])).push(u);
+    });
+    this._uses = byText;
+    return byText;
+  };
+
+  Data.prototype.cellValues = function (flat) {
+    var idx = [], k = flat;
+    for (var a = this.sizes.length - 1; a >= 0; a--) { idx[a] = k % this.sizes[a]; k = Math.floor(k / this.sizes[a]); }
+    var self = this;
+    return idx.map(function (i, a) { return self.axes[a][1][i]; });
+  };
+
+  function isWordChar(ch) {
+    return !!ch && /[A-Za-z0-9_]/.test(ch);
+  }
+
+  // Case-insensitive; `whole`: the match is not part of a longer word.
+  function matches(text, query, whole) {
+    var hay = text.toLowerCase(), needle = query.toLowerCase(), from = 0;
+    while (true) {
+      var at = hay.indexOf(needle, from);
+      if (at < 0) return false;
+      if (!whole) return true;
+      var before = text.charAt(at - 1), after = text.charAt(at + needle.length);
+      var startOk = !isWordChar(needle.charAt(0)) || !isWordChar(before);
+      var endOk = !isWordChar(needle.charAt(needle.length - 1)) || !isWordChar(after);
+      if (startOk && endOk) return true;
+      from = at + 1;
+    }
+  }
+
+  var LIST_VARIANTS = 12;
+
+  function renderFind(out, data, query, whole, links) {
+    while (out.firstChild) out.removeChild(out.firstChild);
+    out.removeAttribute("data-count");
+    out.removeAttribute("data-sections");
+    if (query.length < 2) {
+      out.appendChild(el("p", "pse-status", "Type at least two characters."));
+      return;
+    }
+    var byText = data.usesOfTexts(), raw = data.raw, hits = [], cells = {};
+    data.texts.forEach(function (text, id) {
+      if (byText[id] && matches(text, query, whole)) {
+        byText[id].forEach(function (u) { hits.push(u); u.cells.forEach(function (c) { cells[c] = true; }); });
+      }
+    });
+    var count = Object.keys(cells).length;
+    out.setAttribute("data-count", String(count));
+    out.setAttribute("data-sections", String(hits.length));
+    out.appendChild(el("p", "pse-find-summary", hits.length
+      ? plural(hits.length, "distinct text") + (hits.length === 1 ? " contains" : " contain") + " it, sent by " + plural(count, "variant") + " of " + fmt(raw.variants) + "."
+      : "No prompt text contains it."));
+    hits.sort(function (x, y) { return y.cells.length - x.cells.length || x.what - y.what; });
+    var list = el("ul", "pse-find-list");
+    hits.forEach(function (u) {
+      var li = el("li", "pse-find-hit");
+      var name = u.what < 0 ? "instructions" : raw.fragments[u.what][0];
+      li.setAttribute("data-part", name);
+      li.setAttribute("data-variants", String(u.cells.length));
+      var head = el("div", "pse-find-head");
+      head.appendChild(el("code", "pse-name", name));
+      head.appendChild(document.createTextNode(" · " + plural(u.cells.length, "variant") + ": "));
+      li.appendChild(head);
+      var text = data.texts[u.text], at = text.toLowerCase().indexOf(query.toLowerCase());
+      var lo = Math.max(0, at - 60), hi = Math.min(text.length, at + query.length + 60);
+      var snip = el("div", "pse-find-snippet");
+      snip.appendChild(document.createTextNode((lo > 0 ? "…" : "") + text.slice(lo, at)));
+      snip.appendChild(el("mark", null, text.slice(at, at + query.length)));
+      snip.appendChild(document.createTextNode(text.slice(at + query.length, hi) + (hi < text.length ? "…" : "")));
+      li.appendChild(snip);
+      var vs = el("div", "pse-find-variants");
+      u.cells.slice(0, LIST_VARIANTS).forEach(function (c, i) {
+        var values = data.cellValues(c);
+        if (i) vs.appendChild(document.createTextNode(" · "));
+        vs.appendChild(variantLink({ id: values.join("/"), values: values }, links));
+      });
+      if (u.cells.length > LIST_VARIANTS) vs.appendChild(document.createTextNode(" and " + fmt(u.cells.length - LIST_VARIANTS) + " more"));
+      li.appendChild(vs);
+      list.appendChild(li);
+    });
+    out.appendChild(list);
+  }
+
+  function findBox(root, data, links) {
+    var box = root.querySelector(".pse-find") || el("details", "pse-find");
+    if (!box.parentNode) {
+      box.appendChild(el("summary", null, "Find prompt text"));
+      var form = el("form", "pse-find-form");
+      var input = el("input", "pse-find-input");
+      input.type = "search";
+      input.placeholder = "a phrase from any prompt text";
+      input.setAttribute("aria-label", "find prompt text");
+      var label = el("label", "pse-find-whole");
+      var whole = el("input");
+      whole.type = "checkbox";
+      label.appendChild(whole);
+      label.appendChild(document.createTextNode(" whole words"));
+      form.appendChild(input);
+      form.appendChild(label);
+      box.appendChild(form);
+      var out = el("div", "pse-find-results");
+      out.setAttribute("role", "status");
+      box.appendChild(out);
+      var timer = null;
+      function run() { renderFind(out, data, input.value.trim(), whole.checked, links); }
+      input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(run, 150); });
+      whole.addEventListener("change", run);
+      form.addEventListener("submit", function (event) { event.preventDefault(); run(); });
+      var picker = root.querySelector(".pse-picker");
+      root.insertBefore(box, picker ? picker.nextSibling : root.firstChild);
+    }
+    return box;
+  }
+
   // -- wiring -----------------------------------------------------------------
 
   function fromHash(data) {
@@ -296,13 +569,54 @@
     return idx.indexOf(-1) === -1 ? idx : null;
   }
 
+  function comparePicker(root, data) {
+    var box = el("details", "pse-compare");
+    box.appendChild(el("summary", null, "Compare with another variant"));
+    var form = el("form", "pse-picker pse-picker-b");
+    var selects = data.axes.map(function (axis) {
+      var label = el("label", "pse-axis");
+      label.appendChild(el("span", null, axis[0]));
+      label.appendChild(document.createTextNode(" "));
+      var select = el("select");
+      select.setAttribute("data-axis-b", axis[0]);
+      axis[1].forEach(function (v) { var o = el("option", null, v); o.value = v; select.appendChild(o); });
+      label.appendChild(select);
+      form.appendChild(label);
+      return select;
+    });
+    form.addEventListener("submit", function (event) { event.preventDefault(); });
+    box.appendChild(form);
+    var out = el("div", "pse-compare-view");
+    box.appendChild(out);
+    return { box: box, selects: selects, out: out };
+  }
+
   function start(root, raw) {
     var data = new Data(raw);
+    var links = linkConfig(root);
     var status = root.querySelector(".pse-status") || root.appendChild(el("p", "pse-status"));
     var selects = picker(root, data);
+    findBox(root, data, links);
+    var cmp = comparePicker(root, data);
+    root.insertBefore(cmp.box, status);
     var view = root.querySelector(".pse-view") || root.appendChild(el("div", "pse-view"));
+    function pick(list) {
+      return list.map(function (s, a) { return Math.max(0, data.axes[a][1].indexOf(s.value)); });
+    }
+    function showCompare(v) {
+      if (!cmp.box.open || !v) return;
+      var w = data.variantOf(pick(cmp.selects));
+      if (!w) {
+        while (cmp.out.firstChild) cmp.out.removeChild(cmp.out.firstChild);
+        cmp.out.appendChild(el("p", "pse-status", "This combination is not a variant: the spec's matrix rules exclude it."));
+        root.setAttribute("data-compare", "");
+        return;
+      }
+      renderCompare(cmp.out, v, w, links);
+      root.setAttribute("data-compare", w.id);
+    }
     function show(updateHash) {
-      var idx = selects.map(function (s, a) { return Math.max(0, data.axes[a][1].indexOf(s.value)); });
+      var idx = pick(selects);
       var v = data.variantOf(idx);
       if (!v) {
         status.textContent = "This combination is not a variant: the spec's matrix rules exclude it.";
@@ -311,9 +625,10 @@
         return;
       }
       status.textContent = plural(raw.variants, "variant") + " in " + raw.spec + "; showing " + v.id + ".";
-      render(view, v);
+      render(view, v, links);
       view.hidden = false;
       root.setAttribute("data-variant", v.id);
+      showCompare(v);
       if (updateHash && window.history && window.history.replaceState) {
         window.history.replaceState(null, "", "#variant=" + encodeURIComponent(v.id).replace(/%2F/g, "/"));
       }
@@ -325,6 +640,9 @@
     }
     pickFromHash();
     selects.forEach(function (s) { s.addEventListener("change", function () { show(true); }); });
+    function current() { return data.variantOf(pick(selects)); }
+    cmp.selects.forEach(function (s) { s.addEventListener("change", function () { showCompare(current()); }); });
+    cmp.box.addEventListener("toggle", function () { showCompare(current()); });
     // Links to another variant on the same page change only the hash.
     window.addEventListener("hashchange", function () { if (pickFromHash()) show(false); });
     show(false);

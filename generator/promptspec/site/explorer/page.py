@@ -39,6 +39,7 @@ def page_html(
     js_url: str | None = None,
     css_url: str | None = None,
     data_js_url: str | None = None,
+    extra: dict[str, str] | None = None,
 ) -> str:
     """The explorer as an HTML fragment for a Markdown page (one raw HTML block).
 
@@ -47,6 +48,8 @@ def page_html(
     rendered here from `axes` (e.g. `spec.axes`), so the controls appear before
     the data arrives; the script fills in the rest.  Everything sits inside
     one <div> with no blank lines, so Markdown passes it through untouched.
+    `extra` holds more data-* attributes of the root (build.explorer_page: where
+    a variant's page and JSON are).
     """
     js_url = js_url or _sibling(data_url, "explorer.js")
     css_url = css_url or _sibling(data_url, "explorer.css")
@@ -54,6 +57,8 @@ def page_html(
     attrs = f' data-src="{esc(data_url)}"'
     if data_js_url:
         attrs += f' data-src-js="{esc(data_js_url)}"'
+    for key, value in (extra or {}).items():
+        attrs += f' {esc(key)}="{esc(value)}"'
     parts = [f'<div class="promptspec-explorer"{attrs}>', f'<link rel="stylesheet" href="{esc(css_url)}">']
     parts.append('<form class="pse-picker">')
     for axis in axes:
