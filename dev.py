@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -44,6 +47,67 @@ def ensure_venv(extras: str) -> Path:
     return _python()
 
 
+def _dev_addr(args: list[str]) -> str:
+    """The address `mkdocs serve` will bind: -a/--dev-addr, else its default."""
+    for i, arg in enumerate(args):
+        if arg in ("-a", "--dev-addr") and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--dev-addr="):
+            return arg.split("=", 1)[1]
+        if arg.startswith("-a") and len(arg) > 2:
+            return arg[2:]
+    return "127.0.0.1:8000"
+
+
+def _in_use(addr: str) -> bool:
+    host, _, port = addr.rpartition(":")
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+            s.bind((host.strip("[]") or "127.0.0.1", int(port)))
+    except OSError:
+        return True
+    except ValueError:
+        return False  # not an address we understand: let MkDocs say so
+    return False
+
+
+def serve(py: Path, rest: list[str]) -> int:
+    """`mkdocs serve`, stopped with this script: SIGTERM, SIGINT and SIGHUP
+    (an IDE's stop button, `kill`, tmux, Ctrl-C) are passed on to MkDocs,
+    which runs in a session of its own so a terminal's Ctrl-C reaches it once."""
+    addr = _dev_addr(rest)
+    if _in_use(addr):
+        host, _, port = addr.rpartition(":")
+        other = f"{host}:{int(port) + 1}" if port.isdigit() else "127.0.0.1:8001"
+        print(f"dev.py: error: {addr} is in use (another server?); try: python3 dev.py serve -a {other}", file=sys.stderr)
+        return 2
+    proc = subprocess.Popen([str(py), "-m", "mkdocs", "serve", *rest], start_new_session=True)
+
+    asked: list[float] = []
+
+    def forward(signum, frame):
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
+            asked.append(time.monotonic())
+
+    caught = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    for sig in caught:
+        signal.signal(sig, forward)
+    try:
+        while True:
+            try:
+                code = proc.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if asked and time.monotonic() - asked[0] > 10:  # asked to stop and still running
+                    proc.kill()
+    finally:
+        if proc.poll() is None:  # an error of our own: never leave MkDocs behind
+            proc.kill()
+            proc.wait()
+    return 0 if code in (-signal.SIGTERM, -signal.SIGINT) else code
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("serve", "build", "test"):
         print(__doc__.strip())
@@ -56,7 +120,7 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(py), "-m", "pytest", *rest])
     py = ensure_venv("")
     if job == "serve":
-        return subprocess.call([str(py), "-m", "mkdocs", "serve", *rest])
+        return serve(py, rest)
     return subprocess.call([str(py), "-m", "mkdocs", "build", "--strict", *rest])
 
 

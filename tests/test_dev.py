@@ -1,0 +1,85 @@
+"""`python3 dev.py serve`: stopping it stops MkDocs, and a busy port is one line.
+
+Runs the real script with the worktree's .venv (the one the tests run in),
+on a free loopback port."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from _helpers import REPO, free_port, subprocess_env
+
+pytestmark = pytest.mark.skipif(
+    not (REPO / ".venv" / ".installed-base").is_file(),
+    reason="dev.py serve would first install into .venv (run `python3 dev.py build` once)",
+)
+
+
+def _answers(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_killing_dev_serve_leaves_no_server_behind(tmp_path, sig):
+    port = free_port()
+    log = open(tmp_path / "serve.log", "w+")
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "dev.py"), "serve", "-a", f"127.0.0.1:{port}"],
+        stdout=log, stderr=subprocess.STDOUT, env=subprocess_env(), cwd=REPO,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not _answers(port):
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            assert time.monotonic() < deadline, "mkdocs serve did not answer"
+            time.sleep(0.5)
+        proc.send_signal(sig)  # what `kill PID`, an IDE's stop button or Ctrl-C sends
+        assert proc.wait(timeout=30) == 0
+        deadline = time.monotonic() + 15
+        while not _port_free(port):  # the server behind it is gone too
+            assert time.monotonic() < deadline, "mkdocs serve still holds the port after dev.py exited"
+            time.sleep(0.2)
+        assert not _answers(port)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+
+
+def test_a_port_in_use_is_one_line_suggesting_another(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, str(REPO / "dev.py"), "serve", "-a", f"127.0.0.1:{port}"],
+            capture_output=True, text=True, env=subprocess_env(), cwd=REPO, timeout=120,
+        )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0] == (
+        f"dev.py: error: 127.0.0.1:{port} is in use (another server?); try: python3 dev.py serve -a 127.0.0.1:{port + 1}"
+    )
+    assert "Traceback" not in proc.stderr
