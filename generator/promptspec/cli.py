@@ -204,6 +204,20 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------
+# site init
+
+
+def cmd_site_init(args: argparse.Namespace) -> int:
+    from .site.starter import init_site
+
+    written = init_site(args.dir, args.spec)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"next: cd {args.dir} && mkdocs serve   (or mkdocs build --strict)")
+    return 0
+
+
+# ---------------------------------------------------------------------------
 # lint
 
 
@@ -433,6 +447,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.set_defaults(func=cmd_import_codex)
+
+    p = sub.add_parser("site", help="set up an MkDocs site for a spec")
+    site_sub = p.add_subparsers(dest="action", metavar="ACTION")
+    site_sub.required = True
+    q = site_sub.add_parser("init", help="write DIR/mkdocs.yml and DIR/docs/index.md for a spec (nothing is overwritten)")
+    q.add_argument("dir", type=Path, metavar="DIR")
+    q.add_argument("--spec", type=Path, default=None, metavar="SPEC", help="spec folder (default: DIR itself, if it holds spec.yaml)")
+    q.set_defaults(func=cmd_site_init)
 
     p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
     _spec_arg(p)
