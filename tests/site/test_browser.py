@@ -1,13 +1,16 @@
 """The built site in a real browser: headless Chromium driven by Selenium.
 
-The site is built from the embedded spec (and a hostile copy of it) with the
-plugin's `mermaid_js` option pointing at a local Mermaid from the npm registry,
-served by `python -m http.server`'s handler on 127.0.0.1, and the browser is
-started with every other host unresolvable, so the pages must work offline:
-no CDN, no web fonts.
+The repository's own site (mkdocs.yml: the embedded spec, the guide, every
+page kind) is built once with its defaults, so diagrams are promptspec's
+HTML; a hostile copy of the spec is built with the plugin's `mermaid_js`
+option pointing at a local Mermaid from the npm registry (the opt-in path).
+Both are served by `python -m http.server`'s handler on 127.0.0.1, and the
+browser is started with every other host unresolvable, so the pages must
+work offline: no CDN, no web fonts.
 
-Material renders each diagram into a *closed* shadow root; the test makes
-`attachShadow` open (before any page script runs) so it can look at the SVG.
+Material renders each Mermaid diagram into a *closed* shadow root; the test
+makes `attachShadow` open (before any page script runs) so it can look at
+the SVG.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import yaml
 from promptspec import pipeline
 from promptspec.measure.counter import TokenCounter
 
-from _helpers import TEMPLATES, build_ok, expected_sections, mkdocs_config
+from _helpers import MKDOCS_YML, TEMPLATES, build_ok, expected_sections, mkdocs_build, mkdocs_config
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -111,35 +114,52 @@ def _hostile_spec(root: Path) -> Path:
     return spec
 
 
-def _build(root: Path, name: str, spec: Path, mermaid_js: Path) -> None:
-    """Build `spec` strict into root/www/name, the folder the test server serves."""
-    build_ok(mkdocs_config(root / f"{name}-work", spec, mermaid_js=str(mermaid_js), site_dir=root / "www" / name))
+def _build(root: Path, name: str, spec: Path, mermaid_js: Path, www: Path) -> None:
+    """Build `spec` strict into www/name, the folder the test server serves."""
+    build_ok(mkdocs_config(root / f"{name}-work", spec, mermaid_js=str(mermaid_js), site_dir=www / name))
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
 
 
 @pytest.fixture(scope="session")
-def sites(mermaid_js, tmp_path_factory):
-    """Both sites built, their pipeline results, and a server for them."""
-    root = tmp_path_factory.mktemp("browser-sites")
-    hostile = _hostile_spec(root)
-    _build(root, "embedded", TEMPLATES, mermaid_js)
-    _build(root, "hostile", hostile, mermaid_js)
-    counter = TokenCounter(root / "cache")
-    results = {"embedded": pipeline.run(TEMPLATES, counter=counter), "hostile": pipeline.run(hostile, counter=counter)}
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root / "www")))
+def www(browser_available, tmp_path_factory):
+    """The folder the test server serves, and its URL."""
+    root = tmp_path_factory.mktemp("browser-www")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", results
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
 
 
 @pytest.fixture(scope="session")
-def driver(sites, tmp_path_factory):
+def embedded(www, tmp_path_factory):
+    """The repository's site exactly as `python3 dev.py build` makes it
+    (defaults: no Mermaid, no CDN), built once for every test here."""
+    root, base = www
+    proc = mkdocs_build(MKDOCS_YML, "-d", str(root / "embedded"))
+    assert proc.returncode == 0, proc.stderr
+    result = pipeline.run(TEMPLATES, counter=TokenCounter(tmp_path_factory.mktemp("cache")))
+    return base, result
+
+
+@pytest.fixture(scope="session")
+def sites(www, embedded, mermaid_js, tmp_path_factory):
+    """The embedded site and the hostile one (Mermaid opted in), their results."""
+    root, base = www
+    work = tmp_path_factory.mktemp("browser-hostile")
+    hostile = _hostile_spec(work)
+    _build(work, "hostile", hostile, mermaid_js, root)
+    results = {"embedded": embedded[1], "hostile": pipeline.run(hostile, counter=TokenCounter(work / "cache"))}
+    return base, results
+
+
+@pytest.fixture(scope="session")
+def driver(browser_available, tmp_path_factory):
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in (
@@ -188,17 +208,179 @@ def _wait_for_diagram(driver) -> str:
 # tests
 
 
-def test_matrix_page_loads_without_console_errors(driver, sites):
-    base, results = sites
+def _set_width(driver, width: int) -> None:
+    """Lay pages out `width` CSS px wide (a phone at 390: mobile metrics, as
+    a window cannot be made that narrow)."""
+    if width >= 1000:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        driver.set_window_size(width, 1000)
+    else:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+
+
+def _scheme(driver) -> str:
+    return driver.execute_script("return document.body.getAttribute('data-md-color-scheme')")
+
+
+def _set_scheme(driver, scheme: str) -> None:
+    """Switch the open page to `scheme` with the palette toggle in the
+    header, as a reader would (Material keeps the choice for later pages)."""
+    if _scheme(driver) != scheme:
+        driver.find_element(By.CSS_SELECTOR, "form[data-md-component=palette] label:not([hidden])").click()
+        WebDriverWait(driver, 10).until(lambda d: _scheme(d) == scheme)
+
+
+# Page kinds of the repository's site: (label, path below the site root).
+PAGE_KINDS = [
+    ("home", ""),
+    ("matrix", "prompts/"),
+    ("variant", "prompts/variants/harbor-5--friendly--plan--workspace-write/"),
+    ("models", "prompts/models/"),
+    ("model", "prompts/models/harbor-5/"),
+    ("personality", "prompts/personalities/friendly/"),
+    ("mode", "prompts/modes/pair_programming/"),
+    ("extra axis value", "prompts/axes/sandbox_mode/workspace-write/"),
+    ("fragments", "prompts/fragments/"),
+    ("fragment", "prompts/fragments/collaboration_mode/"),
+    ("assembly", "prompts/assembly/"),
+    ("lint", "prompts/lint/"),
+    ("changes", "prompts/changes/"),
+    ("explorer", "prompts/explorer/#variant=harbor-5/friendly/plan/workspace-write"),
+    ("guide", "guide/"),
+    ("fragment anatomy", "guide/fragment-anatomy/"),
+    ("add a fragment", "guide/add-a-fragment/"),
+    ("architecture", "architecture/"),
+    ("404", "404.html"),
+]
+DIAGRAM_PAGES = {"variant", "assembly", "architecture"}
+
+LAYOUT = """
+const main = document.querySelector('.md-content');
+const out = {main: [main.scrollWidth, main.clientWidth], tables: [], raw: [], figures: []};
+document.querySelectorAll('.md-content table').forEach(t => {
+  const frame = t.closest('.md-typeset__scrollwrap') || t.parentElement;
+  if (t.scrollWidth > frame.clientWidth + 1) out.tables.push((t.rows[0] || {}).textContent);
+});
+document.querySelectorAll('pre.mermaid, div.mermaid, code.language-mermaid').forEach(e => out.raw.push(e.textContent.slice(0, 80)));
+if (/flowchart (LR|TB)|#91;|#60;|classDef /.test(main.innerText)) out.raw.push('diagram source in the text');
+document.querySelectorAll('figure.ps-flow').forEach(f => {
+  const r = f.getBoundingClientRect();
+  out.figures.push([r.width, r.height, f.querySelectorAll('.ps-flow-node').length]);
+});
+return out;
+"""
+
+
+@pytest.mark.parametrize("kind, path", PAGE_KINDS, ids=[k for k, _ in PAGE_KINDS])
+def test_every_page_kind_works_offline_and_fits(driver, embedded, kind, path):
+    """No console error, no diagram source shown (diagrams are drawn), and
+    nothing wider than the main column at 1400 px or on a 390 px phone; at
+    1400 px every table fits without scrolling."""
+    base, _ = embedded
+    try:
+        for width in (1400, 390):
+            _set_width(driver, width)
+            _open(driver, f"{base}/embedded/{path}")
+            if kind == "explorer":
+                WebDriverWait(driver, 30).until(lambda d: d.execute_script(
+                    "return document.querySelector('.promptspec-explorer').getAttribute('data-ready')"))
+            info = driver.execute_script(LAYOUT)
+            assert _errors(driver) == [], (width, kind)
+            assert info["raw"] == [], (width, info["raw"])
+            scroll, client = info["main"]
+            assert scroll <= client + 1, f"{kind} at {width} px: main column {scroll} px wide in {client} px"
+            if width == 1400:
+                assert info["tables"] == [], f"{kind}: tables wider than the column: {info['tables']}"
+            if kind in DIAGRAM_PAGES:
+                assert info["figures"], f"{kind}: no diagram drawn"
+                for w, h, nodes in info["figures"]:
+                    assert w > 0 and h > 0 and nodes >= 2
+    finally:
+        _set_width(driver, 1400)
+
+
+CONTRAST = """
+function rgba(s) { const m = s.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; }
+function lum(c) {
+  const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+  return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+}
+function over(top, below) {
+  const a = top[3];
+  return [0, 1, 2].map(i => top[i] * a + below[i] * (1 - a)).concat([1]);
+}
+function background(el) {
+  const layers = [];
+  for (let e = el; e; e = e.parentElement) {
+    const c = rgba(getComputedStyle(e).backgroundColor);
+    if (c[3] > 0) layers.push(c);
+    if (c[3] >= 1) break;
+  }
+  let bg = [255, 255, 255, 1];
+  if (layers.length && layers[layers.length - 1][3] >= 1) bg = layers.pop();
+  while (layers.length) bg = over(layers.pop(), bg);
+  return bg;
+}
+const out = [];
+document.querySelectorAll('figure.ps-flow').forEach(f => f.querySelectorAll('span, code, a, div.ps-flow-head').forEach(el => {
+  if (!el.textContent.trim() || el.children.length && el.tagName !== 'CODE' && el.tagName !== 'A') return;
+  const fg = over(rgba(getComputedStyle(el).color), background(el));
+  const bg = background(el);
+  const [a, b] = [lum(fg), lum(bg)];
+  out.push([(Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), el.textContent.slice(0, 30)]);
+}));
+return out;
+"""
+
+
+@pytest.mark.parametrize("scheme", ["default", "slate"])
+@pytest.mark.parametrize("path", ["prompts/variants/harbor-5--friendly--plan--workspace-write/", "prompts/assembly/", "architecture/"])
+def test_diagram_text_contrast_in_both_schemes(driver, embedded, scheme, path):
+    base, _ = embedded
+    _open(driver, f"{base}/embedded/{path}")
+    try:
+        _set_scheme(driver, scheme)
+        ratios = driver.execute_script(CONTRAST)
+        assert len(ratios) >= 6
+        worst = min(ratios)
+        assert worst[0] >= 4.5, f"{scheme}: diagram text {worst[1]!r} has contrast {worst[0]:.2f}:1"
+    finally:
+        _set_scheme(driver, "default")
+
+
+HEAT_CONTRAST = CONTRAST.replace(
+    "document.querySelectorAll('figure.ps-flow').forEach(f => f.querySelectorAll('span, code, a, div.ps-flow-head')",
+    "[document].forEach(f => f.querySelectorAll('td.ps-cell .ps-num a, td.ps-cell .ps-num, .ps-heat-legend .ps-key')",
+)
+
+
+def test_palette_toggle_switches_to_dark_and_the_heat_map_stays_readable(driver, embedded):
+    base, _ = embedded
     _open(driver, f"{base}/embedded/prompts/")
-    cells = driver.find_elements(By.CSS_SELECTOR, "td.ps-cell a")
-    assert len(cells) == len(results["embedded"].variants)
+    try:
+        for scheme in ("slate", "default"):
+            _set_scheme(driver, scheme)
+            ratios = driver.execute_script(HEAT_CONTRAST)
+            assert ratios and min(ratios)[0] >= 4.5, (scheme, min(ratios))
+            _open(driver, f"{base}/embedded/prompts/fragments/")  # the choice holds on the next page
+            assert _scheme(driver) == scheme
+            _open(driver, f"{base}/embedded/prompts/")
+    finally:
+        _set_scheme(driver, "default")
     assert _errors(driver) == []
 
 
-def test_variant_page_shows_exact_text_and_markers(driver, sites):
-    base, results = sites
-    url, v = _variant_url(base, "embedded", results["embedded"], VARIANT)
+def test_matrix_page_loads_without_console_errors(driver, embedded):
+    base, result = embedded
+    _open(driver, f"{base}/embedded/prompts/")
+    cells = driver.find_elements(By.CSS_SELECTOR, "td.ps-cell a")
+    assert len(cells) == len(result.variants)
+    assert _errors(driver) == []
+
+
+def test_variant_page_shows_exact_text_and_markers(driver, embedded):
+    base, result = embedded
+    url, v = _variant_url(base, "embedded", result, VARIANT)
     _open(driver, url)
     summaries = [s.get_attribute("textContent") for s in driver.find_elements(By.CSS_SELECTOR, "details.ps-section > summary")]
     assert any("<environment_context>" in s for s in summaries)
@@ -207,27 +389,32 @@ def test_variant_page_shows_exact_text_and_markers(driver, sites):
         "document.querySelectorAll('pre.ps-prompt[data-ps-section]').forEach(p => out[p.dataset.psSection] = p.textContent);"
         "return out;"
     )
-    assert shown == expected_sections(results["embedded"], v)
-    _wait_for_diagram(driver)
+    assert shown == expected_sections(result, v)
     assert _errors(driver) == []
 
 
-def test_variant_diagram_renders_to_svg(driver, sites):
-    base, results = sites
-    url, v = _variant_url(base, "embedded", results["embedded"], VARIANT)
+def test_variant_diagram_is_drawn_and_links_to_its_sections(driver, embedded):
+    """The send order, drawn without a script: every section in order, each
+    box opening its section's text."""
+    base, result = embedded
+    url, v = _variant_url(base, "embedded", result, VARIANT)
     _open(driver, url)
-    svg_text = _wait_for_diagram(driver)
-    req = next(r for r in results["embedded"].requests if r.variant == v)
-    for _, _, section in req.sections:
-        assert section.fragment in svg_text
-    assert "<environment_context>" in svg_text
-    assert driver.find_elements(By.CSS_SELECTOR, "pre.mermaid") == []
+    req = next(r for r in result.requests if r.variant == v)
+    titles = driver.execute_script(
+        "return [...document.querySelectorAll('figure.ps-flow .ps-flow-node .ps-flow-title')].map(t => t.textContent)")
+    expected = ["instructions"] + [f"[{j:02}] {s.fragment}" for m in req.messages for j, s in enumerate(m.sections, 1)]
+    assert titles == expected
+    heads = driver.execute_script("return [...document.querySelectorAll('figure.ps-flow .ps-flow-head')].map(t => t.textContent)")
+    assert [h.split(" ", 1)[0] for h in heads] == [f"{i:02}" for i in range(len(req.messages))]
+    assert "<environment_context>" in driver.find_element(By.CSS_SELECTOR, "figure.ps-flow").text
+    driver.find_element(By.CSS_SELECTOR, 'figure.ps-flow a[href="#s-1-1"]').click()
+    WebDriverWait(driver, 10).until(lambda d: d.execute_script("return location.hash") == "#s-1-1")
     assert _errors(driver) == []
 
 
-def test_collapsed_section_expands_on_click(driver, sites):
-    base, results = sites
-    url, _ = _variant_url(base, "embedded", results["embedded"], VARIANT)
+def test_collapsed_section_expands_on_click(driver, embedded):
+    base, result = embedded
+    url, _ = _variant_url(base, "embedded", result, VARIANT)
     _open(driver, url)
     details = driver.find_element(By.CSS_SELECTOR, "details#s-0-1")
     text = details.find_element(By.CSS_SELECTOR, "pre.ps-prompt")
@@ -239,9 +426,9 @@ def test_collapsed_section_expands_on_click(driver, sites):
     assert "<permissions instructions>" in text.text
 
 
-def test_expand_all_button_opens_every_section(driver, sites):
-    base, results = sites
-    url, _ = _variant_url(base, "embedded", results["embedded"], VARIANT)
+def test_expand_all_button_opens_every_section(driver, embedded):
+    base, result = embedded
+    url, _ = _variant_url(base, "embedded", result, VARIANT)
     _open(driver, url)
     button = WebDriverWait(driver, 10).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".ps-expand")))
     button.click()
@@ -249,8 +436,8 @@ def test_expand_all_button_opens_every_section(driver, sites):
     assert states and all(states)
 
 
-def test_search_finds_a_fragment_by_name(driver, sites):
-    base, _ = sites
+def test_search_finds_a_fragment_by_name(driver, embedded):
+    base, _ = embedded
     _open(driver, f"{base}/embedded/prompts/")
     box = WebDriverWait(driver, 10).until(EC.element_to_be_clickable((By.CSS_SELECTOR, "input.md-search__input")))
     box.click()
@@ -269,6 +456,8 @@ def test_search_finds_a_fragment_by_name(driver, sites):
 
 
 def test_hostile_spec_stays_text_in_the_browser(driver, sites):
+    """The hostile spec with Mermaid opted in (mermaid_js): the diagram is
+    drawn from the local copy, offline, and every spec string stays text."""
     base, results = sites
     result = results["hostile"]
     v = next(v for v in result.variants if v.model == "harbor-5")
@@ -291,18 +480,22 @@ def test_hostile_spec_stays_text_in_the_browser(driver, sites):
     assert _errors(driver) == []
 
 
-def test_explorer_page_shows_a_picked_variant(driver, sites):
+def _explorer_ready(driver, url: str):
+    _open(driver, url)
+    root = driver.find_element(By.CSS_SELECTOR, ".promptspec-explorer")
+    WebDriverWait(driver, 30).until(lambda d: root.get_attribute("data-ready") or root.get_attribute("data-error"))
+    assert root.get_attribute("data-ready") == "true", driver.find_element(By.CSS_SELECTOR, ".pse-status").text
+    return root
+
+
+def test_explorer_page_shows_a_picked_variant(driver, embedded):
     """The explorer page of the built MkDocs site: data loads from the site
     itself (offline), picking values shows that variant's exact text, and a
     variant page's "open in explorer" link opens the same variant."""
     from selenium.webdriver.support.ui import Select
 
-    base, results = sites
-    result = results["embedded"]
-    _open(driver, f"{base}/embedded/prompts/explorer/")
-    root = driver.find_element(By.CSS_SELECTOR, ".promptspec-explorer")
-    WebDriverWait(driver, 30).until(lambda d: root.get_attribute("data-ready") or root.get_attribute("data-error"))
-    assert root.get_attribute("data-ready") == "true", driver.find_element(By.CSS_SELECTOR, ".pse-status").text
+    base, result = embedded
+    root = _explorer_ready(driver, f"{base}/embedded/prompts/explorer/")
     pick = dict(zip((a for a, _ in result.spec.axes), VARIANT.split("/")))
     for axis, value in pick.items():
         Select(driver.find_element(By.CSS_SELECTOR, f'select[data-axis="{axis}"]')).select_by_value(value)
@@ -314,6 +507,9 @@ def test_explorer_page_shows_a_picked_variant(driver, sites):
     assert "<environment_context>" in shown
     assert shown == env.text
     assert f"{result.measure_of(v).total:,} tokens" in driver.find_element(By.CSS_SELECTOR, ".pse-summary").text
+    # The same numbering as the variant pages: messages 00, 01; sections [01]...
+    heads = driver.execute_script("return [...document.querySelectorAll('.pse-message-head')].map(h => h.textContent)")
+    assert [h.split(" ")[0] for h in heads] == [f"{i:02}" for i in range(len(request.messages))]
     assert _errors(driver) == []
 
     # From a variant's page to the explorer, at that variant.
@@ -324,4 +520,76 @@ def test_explorer_page_shows_a_picked_variant(driver, sites):
     WebDriverWait(driver, 30).until(lambda d: d.execute_script(
         "const r = document.querySelector('.promptspec-explorer'); return r && r.getAttribute('data-variant')") == other)
     assert driver.current_url.startswith(f"{base}/embedded/prompts/explorer/")
+    assert _errors(driver) == []
+
+
+def test_explorer_links_a_picked_variant_to_its_page_and_json(driver, embedded):
+    base, result = embedded
+    v = next(v for v in result.variants if v.id == VARIANT)
+    _explorer_ready(driver, f"{base}/embedded/prompts/explorer/#variant={VARIANT}")
+    json_href = driver.find_element(By.CSS_SELECTOR, ".pse-links a.pse-json-link").get_attribute("href")
+    assert json_href == f"{base}/embedded/prompts/variants/{v.slug}.json"
+    payload = driver.execute_script("return fetch(arguments[0]).then(r => r.json())", json_href)
+    texts = [part["text"] for msg in payload["input"] for part in msg["content"]]
+    assert texts == [s.text for _, _, s in next(r for r in result.requests if r.variant == v).sections]
+    driver.find_element(By.CSS_SELECTOR, ".pse-links a.pse-page-link").click()
+    WebDriverWait(driver, 30).until(lambda d: d.current_url == f"{base}/embedded/prompts/variants/{v.slug}/")
+    assert VARIANT in driver.find_element(By.CSS_SELECTOR, ".ps-crumbs").text
+    assert _errors(driver) == []
+
+
+def test_explorer_compares_two_variants_section_by_section(driver, embedded):
+    from selenium.webdriver.support.ui import Select
+
+    base, result = embedded
+    other = "harbor-5/friendly/default/workspace-write"
+    root = _explorer_ready(driver, f"{base}/embedded/prompts/explorer/#variant={VARIANT}")
+    driver.find_element(By.CSS_SELECTOR, ".pse-compare > summary").click()
+    for axis, value in zip((a for a, _ in result.spec.axes), other.split("/")):
+        Select(driver.find_element(By.CSS_SELECTOR, f'select[data-axis-b="{axis}"]')).select_by_value(value)
+    WebDriverWait(driver, 10).until(lambda d: root.get_attribute("data-compare") == other)
+    rows = driver.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('.pse-compare-table tbody tr')].map(r => [r.dataset.part, r.dataset.state]))")
+    a, b = (next(r for r in result.requests if r.variant.id == i) for i in (VARIANT, other))
+    sa = {s.fragment: s.text for _, _, s in a.sections}
+    sb = {s.fragment: s.text for _, _, s in b.sections}
+    expected = {"instructions": "same" if a.base.text == b.base.text else "differs"}
+    for name in [*sa, *(n for n in sb if n not in sa)]:
+        expected[name] = "only in B" if name not in sa else "only in A" if name not in sb else "same" if sa[name] == sb[name] else "differs"
+    assert rows == expected
+    assert "differs" in rows.values() and "only in A" in rows.values()  # plan has the review checklist, default not
+    assert _errors(driver) == []
+
+
+def test_explorer_finds_prompt_text_and_the_variants_that_send_it(driver, embedded):
+    """A phrase from one fragment: the search names that fragment and lists
+    exactly the variants whose request contains it, each linked."""
+    base, result = embedded
+    phrase = "which callers depend"
+    sending = {r.variant.id for r in result.requests for _, _, s in r.sections if phrase in s.text.lower()}
+    assert 0 < len(sending) < len(result.variants)
+    fragments = {s.fragment for r in result.requests for _, _, s in r.sections if phrase in s.text.lower()}
+    assert fragments == {"review_checklist"}
+    root = _explorer_ready(driver, f"{base}/embedded/prompts/explorer/")
+    driver.find_element(By.CSS_SELECTOR, ".pse-find > summary").click()
+    box = driver.find_element(By.CSS_SELECTOR, ".pse-find-input")
+    box.send_keys("Which Callers Depend")  # case does not matter
+    out = root.find_element(By.CSS_SELECTOR, ".pse-find-results")
+    WebDriverWait(driver, 10).until(lambda d: out.get_attribute("data-count") is not None)
+    assert int(out.get_attribute("data-count")) == len(sending)
+    hits = driver.execute_script(
+        "return [...document.querySelectorAll('.pse-find-hit')].map(h => [h.dataset.part, Number(h.dataset.variants),"
+        " [...h.querySelectorAll('a.pse-vlink')].map(a => [a.textContent, a.href])])")
+    assert [h[0] for h in hits] == ["review_checklist"] * len(hits)
+    assert sum(h[1] for h in hits) == len(sending)
+    listed = [link for h in hits for link in h[2]]
+    assert listed and {text for text, _ in listed} <= sending
+    for text, href in listed:
+        v = next(v for v in result.variants if v.id == text)
+        assert href == f"{base}/embedded/prompts/variants/{v.slug}/"
+    # Whole words: a word cut short matches nothing.
+    box.clear()
+    box.send_keys("which callers dep")
+    driver.find_element(By.CSS_SELECTOR, ".pse-find-whole input").click()
+    WebDriverWait(driver, 10).until(lambda d: out.get_attribute("data-count") == "0")
     assert _errors(driver) == []
