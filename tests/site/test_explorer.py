@@ -12,6 +12,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -452,3 +453,25 @@ def test_browser_shows_the_picked_variant_exactly(served):
         assert errors == []
     finally:
         driver.quit()
+
+
+def test_site_explorer_knows_which_variants_have_a_page(embedded):
+    """The hub links of the explorer page: URL templates for a variant's page
+    and JSON, and the ids of the variants that have them."""
+    import html as html_mod
+
+    from promptspec.site import build as site_build
+
+    result = embedded[0]
+
+    def root_attrs(site) -> dict[str, str]:
+        page = site.pages["prompts/explorer/index.md"]
+        tag = re.search(r'<div class="promptspec-explorer"([^>]*)>', page).group(1)
+        return {k: html_mod.unescape(v) for k, v in re.findall(r'([\w-]+)="([^"]*)"', tag)}
+
+    every = root_attrs(site_build.build_site(result, links="dir"))
+    assert every["data-page-href"] == "../variants/{slug}/" and every["data-json-href"] == "../variants/{slug}.json"
+    assert every["data-paged"] == "all"
+    some = root_attrs(site_build.build_site(result, links="dir", variant_pages={"mode": "plan"}))
+    assert json.loads(some["data-paged"]) == sorted(v.id for v in result.variants if v.mode == "plan")
+    assert root_attrs(site_build.build_site(result, links="dir", variant_pages="none"))["data-paged"] == "none"

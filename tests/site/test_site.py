@@ -237,15 +237,17 @@ def test_links_resolve_without_directory_urls(tmp_path):
     assert broken == []
 
 
-def test_matrix_links_every_variant_and_sums(embedded):
+def test_matrix_links_every_variant_and_ranges(embedded):
     site_dir, result = embedded
     page = (site_dir / "prompts" / "index.html").read_text(encoding="utf-8")
     for v in result.variants:
         assert f'href="variants/{v.slug}/"' in page
     # Excluded cells (legacy model has no pair_programming) are shown as such.
     assert page.count("excluded by the matrix rules") == 8
-    total = sum(m.total for m in result.measures)
-    assert f"{total:,}" in page  # the grand total of the totals table
+    totals = [m.total for m in result.measures]
+    # Ranges, never sums: variants are never sent together.
+    assert f"{min(totals):,}–{max(totals):,}" in page
+    assert f"{sum(totals):,}" not in page and "Σ" not in page
 
 
 def test_nav_lists_only_overview_pages(embedded):
@@ -279,6 +281,38 @@ def test_search_index_keeps_titles_but_not_prompt_text(embedded):
         "You are Harbor, a coding agent",
     ):
         assert needle not in text
+
+
+def test_titles_placement_percent_and_fragment_variants(embedded):
+    site_dir, result = embedded
+    read = lambda *p: (site_dir.joinpath(*p) / "index.html").read_text(encoding="utf-8")  # noqa: E731
+    assert "<title>skills · fragment - promptspec</title>" in read("prompts", "fragments", "skills")
+    assert "<title>harbor-5 · model - promptspec</title>" in read("prompts", "models", "harbor-5")
+    totals = sorted(m.total for m in result.measures)
+    largest = next(v for v in result.variants if result.measure_of(v).total == totals[-1])
+    page = read("prompts", "variants", largest.slug)
+    assert "<title>" + " · ".join(x for _, x in largest.values) + " · variant - promptspec</title>" in page
+    assert f"In the matrix: largest of {len(totals)}; +{totals[-1] - totals[0]:,} tokens over the smallest." in page
+    # One percent format (two decimals) on every page kind.
+    m = result.measure_of(largest)
+    assert f"{m.percent_of_usable:.2f}% of " in page
+    assert f"{m.percent_of_usable:.2f}%" in (site_dir / "prompts" / "index.html").read_text(encoding="utf-8")
+    assert not re.search(r"(?<![\d.:])\d+\.\d{3}%", page)  # (bar widths in style="width:..." are not shown)
+    # The fragment page lists each rendering's variants, with their tokens, outside the collapsed text.
+    frag = read("prompts", "fragments", "collaboration_mode")
+    uses = [(r.variant, result.measure_of(r.variant).sections[i][j]) for r in result.requests
+            for i, msg in enumerate(r.messages) for j, sec in enumerate(msg.sections) if sec.fragment == "collaboration_mode"]
+    listed = re.findall(r'<p class="ps-variants">(.*?)</p>', frag, re.S)
+    shown = re.findall(r'<a href="[^"]*">([^<]*(?:<wbr>[^<]*)*)</a> <span class="ps-dim">([\d,]+)</span>', "".join(listed))
+    assert sorted((vid.replace("<wbr>", ""), int(t.replace(",", ""))) for vid, t in shown) == sorted((v.id, t) for v, t in uses)
+    assert all("<details" not in part for part in listed)
+
+
+def test_404_page_has_no_root_absolute_links_without_site_url(embedded):
+    site_dir, _ = embedded
+    page = (site_dir / "404.html").read_text(encoding="utf-8")
+    assert not re.search(r'(?:href|src)="/(?!/)', page)
+    assert 'href="assets/promptspec/promptspec.css"' in page
 
 
 def test_variant_page_parts(embedded):
