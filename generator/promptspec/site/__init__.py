@@ -1,5 +1,6 @@
 """The site: the MkDocs plugin (plugin.py), the page index every page shares
-(index.py), one module per page kind, the explorer, diagrams (mermaid.py),
+(index.py), one module per page kind, the explorer, diagrams (diagram.py as
+HTML, mermaid.py for sites that opt in), a new site for a spec (starter.py),
 HTML markup helpers (markup.py), hand-written pages' examples (examples.py)
 and the CSS/JS assets.  `build.py` turns a pipeline Result into pages, with or
 without MkDocs.
