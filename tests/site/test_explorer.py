@@ -470,7 +470,7 @@ def test_site_explorer_knows_which_variants_have_a_page(embedded):
         return {k: html_mod.unescape(v) for k, v in re.findall(r'([\w-]+)="([^"]*)"', tag)}
 
     every = root_attrs(site_build.build_site(result, links="dir"))
-    assert every["data-page-href"] == "../variants/{slug}/" and every["data-json-href"] == "../variants/{slug}.json"
+    assert every["data-page-url"] == "../variants/{slug}/" and every["data-json-url"] == "../variants/{slug}.json"
     assert every["data-paged"] == "all"
     some = root_attrs(site_build.build_site(result, links="dir", variant_pages={"mode": "plan"}))
     assert json.loads(some["data-paged"]) == sorted(v.id for v in result.variants if v.mode == "plan")

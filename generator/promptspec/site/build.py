@@ -243,8 +243,8 @@ def _explorer_links(idx: SiteIndex) -> dict[str, str]:
     else:
         paged = json.dumps(sorted(v.id for v in idx.pages), separators=(",", ":"))
     return {
-        "data-page-href": idx.href(page, idx._p("variants", slug + ".md")),
-        "data-json-href": idx.href(page, idx._p("variants", slug + ".json")),
+        "data-page-url": idx.href(page, idx._p("variants", slug + ".md")),
+        "data-json-url": idx.href(page, idx._p("variants", slug + ".json")),
         "data-paged": paged,
     }
 

@@ -249,7 +249,6 @@ def static_parts(idx: SiteIndex, v: Variant) -> tuple[str, str]:
     send order, prompt and other variants)."""
     src = idx.variant_page(v)
     req = idx.request[v]
-    m = idx.measure[v]
     top = [
         f'<p class="ps-crumbs">{link(idx.href(src, idx.matrix_page), "Matrix")} · '
         f'{link(idx.href(src, idx.axis_page("model", v.model)), h(v.model))} · '

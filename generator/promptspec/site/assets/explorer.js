@@ -297,7 +297,7 @@
   // with "{slug}" (a variant's values joined by "--"), and which variants
   // have a page: "all", "none" or a JSON list of ids.
   function linkConfig(root) {
-    var page = root.getAttribute("data-page-href"), json = root.getAttribute("data-json-href");
+    var page = root.getAttribute("data-page-url"), json = root.getAttribute("data-json-url");
     if (!page) return null;
     var paged = root.getAttribute("data-paged") || "all", ids = null;
     if (paged !== "all" && paged !== "none") {
