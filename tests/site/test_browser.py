@@ -257,9 +257,15 @@ DIAGRAM_PAGES = {"variant", "assembly", "architecture"}
 LAYOUT = """
 const main = document.querySelector('.md-content');
 const out = {main: [main.scrollWidth, main.clientWidth], tables: [], raw: [], figures: []};
+out.unpinned = [];
 document.querySelectorAll('.md-content table').forEach(t => {
   const frame = t.closest('.md-typeset__scrollwrap') || t.parentElement;
-  if (t.scrollWidth > frame.clientWidth + 1) out.tables.push((t.rows[0] || {}).textContent);
+  if (t.scrollWidth > frame.clientWidth + 1) {
+    out.tables.push((t.rows[0] || {}).textContent);
+    // A table that scrolls keeps its key (first) column in view.
+    const first = t.tBodies[0] && t.tBodies[0].rows[0] && t.tBodies[0].rows[0].cells[0];
+    if (first && getComputedStyle(first).position !== 'sticky') out.unpinned.push((t.rows[0] || {}).textContent);
+  }
 });
 document.querySelectorAll('pre.mermaid, div.mermaid, code.language-mermaid').forEach(e => out.raw.push(e.textContent.slice(0, 80)));
 if (/flowchart (LR|TB)|#91;|#60;|classDef /.test(main.innerText)) out.raw.push('diagram source in the text');
@@ -291,6 +297,7 @@ def test_every_page_kind_works_offline_and_fits(driver, embedded, kind, path):
             assert scroll <= client + 1, f"{kind} at {width} px: main column {scroll} px wide in {client} px"
             if width == 1400:
                 assert info["tables"] == [], f"{kind}: tables wider than the column: {info['tables']}"
+            assert info["unpinned"] == [], f"{kind} at {width} px: scrolling tables without a pinned key column"
             if kind in DIAGRAM_PAGES:
                 assert info["figures"], f"{kind}: no diagram drawn"
                 for w, h, nodes in info["figures"]:
