@@ -1,0 +1,179 @@
+"""Capturing Codex's first requests for many configurations in one go.
+
+One app-server process serves every configuration as its own thread (per-thread
+`config` overrides carry model, personality, sandbox and approval policy), so a
+release's whole matrix costs one Codex start plus ~60 ms per variant.  The
+release's answers are kept as data: the catalog from `debug models`, each
+first request as sent, and the values the release refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from .appserver import AppServer
+from .binary import CodexBinary, CodexError
+from .recorder import Recorder, RecorderError
+from .scratch import PROMPT, Scratch, make_scratch, provider_overrides, remove_scratch, run
+
+PERSONALITIES = ("unset", "none", "friendly", "pragmatic")
+MODES = ("unset", "default", "plan")
+SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
+APPROVAL_POLICIES = ("untrusted", "on-failure", "on-request", "never")
+UNSET = "unset"
+
+AXES = ("model", "personality", "mode", "sandbox_mode", "approval_policy")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration, in Codex's names; `unset` means the key is not given."""
+
+    model: str
+    personality: str = UNSET
+    mode: str = UNSET
+    sandbox_mode: str = "workspace-write"
+    approval_policy: str = "on-request"
+
+    @property
+    def values(self) -> dict[str, str]:
+        return {a: getattr(self, a) for a in AXES}
+
+    @property
+    def id(self) -> str:
+        return "/".join(getattr(self, a) for a in AXES)
+
+    def codex_config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"model": self.model, "sandbox_mode": self.sandbox_mode, "approval_policy": self.approval_policy}
+        if self.personality != UNSET:
+            cfg["personality"] = self.personality
+        return cfg
+
+
+@dataclass
+class Capture:
+    config: Config
+    body: dict[str, Any] | None
+    refused: str | None = None
+
+
+@dataclass
+class Harvest:
+    release: str
+    sentinels: dict[str, str]
+    catalog: dict[str, Any]
+    captures: list[Capture] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+
+def debug_models(binary: CodexBinary, scratch: Scratch) -> dict[str, Any]:
+    out = run(binary, scratch, ["debug", "models"], "debug models")
+    try:
+        data = json.loads(out)
+    except json.JSONDecodeError:
+        raise CodexError("`codex debug models` printed something that is not JSON", release=binary.release,
+                         hint="report the release") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models"), list) or not data["models"]:
+        raise CodexError("`codex debug models` printed no model catalog", release=binary.release, hint="report the release")
+    return data
+
+
+def prompt_input(binary: CodexBinary, scratch: Scratch, overrides: Iterable[str] = ()) -> list[Any]:
+    args = ["debug", "prompt-input"]
+    for o in overrides:
+        args += ["-c", o]
+    out = run(binary, scratch, args, "debug prompt-input")
+    try:
+        return json.loads(out)
+    except json.JSONDecodeError:
+        raise CodexError("`codex debug prompt-input` printed something that is not JSON", release=binary.release,
+                         hint="report the release") from None
+
+
+def full_matrix(catalog: dict[str, Any], approvals: Iterable[str] = APPROVAL_POLICIES) -> list[Config]:
+    models = [m["slug"] for m in catalog["models"]]
+    return [Config(*combo) for combo in itertools.product(models, PERSONALITIES, MODES, SANDBOX_MODES, tuple(approvals))]
+
+
+def sample(configs: list[Config], n: int | None) -> list[Config]:
+    """A deterministic spread of `n` configurations (by hash of their ids), or all."""
+    if n is None or n >= len(configs):
+        return list(configs)
+    ranked = sorted(configs, key=lambda c: hashlib.sha256(c.id.encode()).hexdigest())
+    keep = set(ranked[:n])
+    return [c for c in configs if c in keep]
+
+
+def capture(binary: CodexBinary, scratch: Scratch, configs: list[Config], timeout: float = 60.0) -> Iterator[Capture]:
+    """The first request of a thread per configuration, through one app-server."""
+    if not configs:
+        return
+    try:
+        rec = Recorder(max_requests=len(configs) + 10, timeout=max(120.0, 2.0 * len(configs)))
+        rec.start()
+    except RecorderError as exc:
+        raise CodexError(f"the loopback recorder cannot start: {exc}", release=binary.release,
+                         hint="free a local port or rerun") from None
+    try:
+        with AppServer(binary, scratch, provider_overrides(rec.url), timeout=timeout) as srv:
+            srv.initialize()
+            for cfg in configs:
+                yield _one(srv, rec, scratch, cfg, timeout)
+    finally:
+        rec.stop()
+
+
+def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: float) -> Capture:
+    try:
+        started = srv.request("thread/start", {"cwd": str(scratch.cwd), "ephemeral": True, "model": cfg.model,
+                                               "config": cfg.codex_config()})
+    except CodexError as exc:
+        return Capture(cfg, None, refused=_reason(exc))
+    tid = started["thread"]["id"]
+    params: dict[str, Any] = {"threadId": tid, "input": [{"type": "text", "text": PROMPT}]}
+    if cfg.mode != UNSET:
+        params["collaborationMode"] = {"mode": cfg.mode, "settings": {"model": cfg.model, "reasoning_effort": None,
+                                                                        "developer_instructions": None}}
+    before = len(rec.requests)
+    try:
+        srv.request("turn/start", params)
+    except CodexError as exc:
+        return Capture(cfg, None, refused=_reason(exc))
+    srv.wait_for("turn/completed", {"threadId": tid})
+    if not rec.wait(before + 1, timeout):
+        raise CodexError(f"no request reached the recorder for {cfg.id} within {timeout:.0f} s", release=srv.binary.release,
+                         hint="a hung Codex; rerun, or report the release")
+    body = rec.requests[before].body
+    if not isinstance(body, dict):
+        raise CodexError(f"the request for {cfg.id} is not JSON", release=srv.binary.release, hint="report the release")
+    return Capture(cfg, body)
+
+
+def _reason(exc: CodexError) -> str:
+    text = str(exc)
+    return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
+
+
+def harvest(binary: CodexBinary, configs_for=full_matrix, n: int | None = None, keep_scratch: bool = False) -> Harvest:
+    """Catalog + the first request of every (or `n` sampled) configuration(s)."""
+    scratch = make_scratch()
+    try:
+        catalog = debug_models(binary, scratch)
+        warm = [Config(catalog["models"][0]["slug"])]
+        list(capture(binary, scratch, warm))  # unpack bundled skills and settle project trust first
+        configs = sample(configs_for(catalog), n)
+        h = Harvest(binary.release, scratch.values(), catalog,
+                    commands=["codex --version", "codex debug models",
+                              "codex app-server (thread/start config={model, personality?, sandbox_mode, approval_policy};"
+                              " turn/start collaborationMode?)"])
+        h.captures = list(capture(binary, scratch, configs))
+        if scratch.values()["current_date"] != h.sentinels["current_date"]:
+            raise CodexError("the date changed during the run", release=binary.release, hint="rerun")
+        return h
+    finally:
+        if not keep_scratch:
+            remove_scratch(scratch)
