@@ -18,9 +18,9 @@ from typing import Any
 from ..errors import SpecError
 from ..importers.codex_cli import binary as _binary
 from ..importers.codex_cli import harvest as _harvest
-from ..importers.codex_cli.harvest import AXES, Config
 from ..importers.codex_cli.scratch import PROMPT, make_scratch, remove_scratch
-from .compare import Outcome, compare
+from ..importers.codex_cli.compare import Outcome, compare
+from ..importers.codex_cli.machine import configs_of, spec_for_machine
 
 
 @dataclass
@@ -74,34 +74,8 @@ class Report:
         }
 
 
-def spec_for_machine(spec, values: dict[str, str]):
-    """The spec with its environment values replaced by this machine's (the scratch world's)."""
-    scenario = {**spec.scenario, **{k: v for k, v in values.items() if k in spec.scenario}}
-    agents = spec.agents
-    if "cwd" in values and agents.tree is not None:
-        agents = dataclasses.replace(agents, project_root=values["cwd"])
-    return dataclasses.replace(spec, scenario=scenario, agents=agents)
-
-
-def configs_of(spec) -> list[tuple[Any, Config]]:
-    from ..assemble import matrix
-
-    names = [a for a, _ in spec.axes]
-    missing = [a for a in AXES if a not in names]
-    if missing:
-        raise SpecError(f"the spec has no {missing[0]!r} axis, so it cannot say which Codex configuration a variant is",
-                        "spec.yaml", hint="verify a spec written by `promptspec import-codex --cli`, or add the axis with Codex's values")
-    return [(v, Config(**{a: v.value(a) for a in AXES})) for v in matrix(spec)]
-
-
-def ours_body(spec, variant) -> dict[str, Any]:
-    from ..assemble import Assembler
-    from ..export import responses_payload
-
-    return responses_payload(Assembler(spec).assemble(variant))
-
-
-def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None) -> Report:
+def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, timeout: float = 60.0,
+           port: int = 0) -> Report:
     from ..spec import load_spec
 
     t0 = time.monotonic()
@@ -110,17 +84,19 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None) -> 
     pairs = configs_of(spec)
     chosen = _harvest.sample([c for _, c in pairs], sample)
     by_config = {c: v for v, c in pairs}
+    if not chosen:
+        raise SpecError("the spec's matrix is empty: nothing to verify", "spec.yaml", hint="check matrix include/exclude")
     report = Report(codex.release, str(spec_dir), _dt.date.today().isoformat(), matrix_size=len(pairs))
     scratch = make_scratch()
     try:
-        list(_harvest.capture(codex, scratch, [chosen[0]]))  # settle skills and project trust, as the import did
+        list(_harvest.capture(codex, scratch, [chosen[0]], timeout, port))  # settle skills and project trust, as the import did
         machine = spec_for_machine(spec, scratch.values())
         from ..assemble import Assembler
         from ..export import responses_payload
 
         asm = Assembler(machine)
         not_modelled: list[str] = []
-        for cap in _harvest.capture(codex, scratch, chosen):
+        for cap in _harvest.capture(codex, scratch, chosen, timeout, port):
             v = by_config[cap.config]
             if cap.refused:
                 report.variants.append(VariantResult(v.id, cap.config.values, False, "configuration",

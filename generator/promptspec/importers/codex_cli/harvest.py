@@ -68,10 +68,11 @@ class Harvest:
     catalog: dict[str, Any]
     captures: list[Capture] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)  # the models imported (empty: all)
 
 
-def debug_models(binary: CodexBinary, scratch: Scratch) -> dict[str, Any]:
-    out = run(binary, scratch, ["debug", "models"], "debug models")
+def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:
+    out = run(binary, scratch, ["debug", "models"], "debug models", timeout)
     try:
         data = json.loads(out)
     except json.JSONDecodeError:
@@ -108,16 +109,17 @@ def sample(configs: list[Config], n: int | None) -> list[Config]:
     return [c for c in configs if c in keep]
 
 
-def capture(binary: CodexBinary, scratch: Scratch, configs: list[Config], timeout: float = 60.0) -> Iterator[Capture]:
+def capture(binary: CodexBinary, scratch: Scratch, configs: list[Config], timeout: float = 60.0,
+            port: int = 0) -> Iterator[Capture]:
     """The first request of a thread per configuration, through one app-server."""
     if not configs:
         return
     try:
-        rec = Recorder(max_requests=len(configs) + 10, timeout=max(120.0, 2.0 * len(configs)))
+        rec = Recorder(max_requests=len(configs) + 10, timeout=max(120.0, 2.0 * len(configs)), port=port)
         rec.start()
     except RecorderError as exc:
         raise CodexError(f"the loopback recorder cannot start: {exc}", release=binary.release,
-                         hint="free a local port or rerun") from None
+                         hint="free that port or pass --port 0 for any free one") from None
     try:
         with AppServer(binary, scratch, provider_overrides(rec.url), timeout=timeout) as srv:
             srv.initialize()
@@ -158,22 +160,31 @@ def _reason(exc: CodexError) -> str:
     return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
 
 
-def harvest(binary: CodexBinary, configs_for=full_matrix, n: int | None = None, keep_scratch: bool = False) -> Harvest:
-    """Catalog + the first request of every (or `n` sampled) configuration(s)."""
+def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = None, timeout: float = 60.0,
+            port: int = 0) -> Harvest:
+    """Catalog + the first request of every (or `n` sampled) configuration(s) of
+    the catalog's models (or of `models`)."""
     scratch = make_scratch()
     try:
-        catalog = debug_models(binary, scratch)
-        warm = [Config(catalog["models"][0]["slug"])]
-        list(capture(binary, scratch, warm))  # unpack bundled skills and settle project trust first
-        configs = sample(configs_for(catalog), n)
+        catalog = debug_models(binary, scratch, timeout)
+        known = [m["slug"] for m in catalog["models"]]
+        wanted = list(models)
+        for slug in wanted:
+            if slug not in known:
+                raise CodexError(f"the catalog has no model {slug!r}", release=binary.release,
+                                 hint=f"known: {', '.join(known)}")
+        warm = [Config(wanted[0] if wanted else known[0])]
+        list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
+        configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
+        configs = sample(configs, n)
         h = Harvest(binary.release, scratch.values(), catalog,
                     commands=["codex --version", "codex debug models",
                               "codex app-server (thread/start config={model, personality?, sandbox_mode, approval_policy};"
                               " turn/start collaborationMode?)"])
-        h.captures = list(capture(binary, scratch, configs))
+        h.captures = list(capture(binary, scratch, configs, timeout, port))
+        h.models = wanted
         if scratch.values()["current_date"] != h.sentinels["current_date"]:
             raise CodexError("the date changed during the run", release=binary.release, hint="rerun")
         return h
     finally:
-        if not keep_scratch:
-            remove_scratch(scratch)
+        remove_scratch(scratch)

@@ -35,8 +35,8 @@ def _check_out(out: Path, force: bool) -> None:
 def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None]:
     """Render every captured configuration with the capture's sentinels; (identical, total, first problem)."""
     from ...spec import load_spec
-    from ...verify.compare import compare
-    from ...verify.run import configs_of, ours_body, spec_for_machine
+    from .compare import compare
+    from .machine import configs_of, spec_for_machine
     from .scratch import PROMPT
 
     spec = spec_for_machine(load_spec(staging), h.sentinels)
@@ -62,13 +62,14 @@ def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None
     return same, total, first
 
 
-def import_cli(cli: str | Path, out: str | Path, force: bool = False, sample: int | None = None,
-               progress=None) -> tuple[Path, dict]:
+def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tuple[str, ...] = (),
+               timeout: float = 60.0, port: int = 0) -> tuple[Path, dict]:
+    """Write a spec of the release at `cli` into `out`; returns the folder and figures."""
     out = Path(out).expanduser()
     codex = _binary.identify(cli)
     _check_out(out, force)
     t0 = time.monotonic()
-    h = _harvest.harvest(codex, n=sample)
+    h = _harvest.harvest(codex, models=models, timeout=timeout, port=port)
     try:
         built: Built = build(h)
     except ImportProblem as exc:

@@ -76,7 +76,7 @@ def build(h: Harvest) -> Built:
             raise ImportProblem(f"{cfg.id}: the request does not end with the turn's prompt")
     configs = list(parsed)
 
-    models = [m["slug"] for m in h.catalog["models"]]
+    models = [m["slug"] for m in h.catalog["models"] if not h.models or m["slug"] in h.models]
     approvals = [a for a in _ordered({c.approval_policy for c in configs}, ("untrusted", "on-failure", "on-request", "never"))]
     sandboxes = [s for s in _ordered({c.sandbox_mode for c in configs}, ("read-only", "workspace-write", "danger-full-access"))]
     refused = sorted({(c.config.approval_policy, c.refused) for c in h.captures if c.refused and c.config.approval_policy not in approvals})
@@ -114,6 +114,7 @@ def build(h: Harvest) -> Built:
     spec: dict[str, Any] = {
         "name": f"Codex {h.release}",
         "models": "models.json",
+        **({"model_filter": list(models)} if h.models else {}),
         "personalities": _personalities(base, [p for p in PERSONALITIES if any(c.personality == p for c in configs)]),
         "modes": {m: {"description": _MODE_DESCRIPTIONS[m]} for m in MODES if any(c.mode == m for c in configs)},
         "axes": {"sandbox_mode": sandboxes, "approval_policy": approvals},
@@ -122,8 +123,7 @@ def build(h: Harvest) -> Built:
         "layouts": [_layout_entry(models_of, lay) for lay, models_of in _invert(layouts).items()],
     }
     if refused:
-        spec["refuse"] = [{"when": {"approval_policy": [a]}, "message": f"Codex {h.release} refuses it: {why}"}
-                          for a, why in refused]
+        spec["refuse"] = {"approval_policy": {a: f"Codex {h.release} refuses it ({why})" for a, why in refused}}
     spec["agents_md"]["project_root"] = SCENARIO_DEFAULTS["cwd"]
     out.files["spec.yaml"] = _HEADER.format(release=h.release) + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
     out.files["models.json"] = json.dumps(h.catalog, indent=2, ensure_ascii=False) + "\n"
@@ -201,8 +201,11 @@ def _invert(layouts):
 
 
 def _layout_entry(models: list[str], lay) -> dict[str, Any]:
-    return {"when": {"model": sorted(models)},
-            "messages": [{"role": role, "slots": list(slots)} for role, slots in lay]}
+    entry: dict[str, Any] = {"when": {"model": sorted(models)}}
+    if any("base_instructions" in slots for _, slots in lay):
+        entry["instructions"] = "section"
+    entry["messages"] = [{"role": role, "slots": list(slots)} for role, slots in lay]
+    return entry
 
 
 def _personalities(base: learn.BaseLearned, names: list[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..importers.codex_cli import parts
+from . import parts
 
 DIFF_LINES = 12
 NOT_MODELLED_KINDS = ("additional_tools",)
