@@ -8,7 +8,6 @@ seconds; the benchmark (bench/bench_verify.py) covers whole matrices.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import stat
 import sys

@@ -71,6 +71,7 @@ def test_markdown_report(codex, spec_dir, capsys):
 
 
 def test_spec_without_codex_axes_is_refused(codex, capsys):
-    rc = main(["verify", "--cli", str(codex)])  # the embedded example spec has no approval_policy axis
+    embedded = Path(__file__).resolve().parents[2] / "templates"  # the example spec: no approval_policy axis
+    rc = main(["verify", "--cli", str(codex), "--spec", str(embedded)])
     err = capsys.readouterr().err
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "axis" in err

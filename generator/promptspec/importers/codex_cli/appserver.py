@@ -110,8 +110,8 @@ class AppServer:
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self._send({"method": method, **({"params": params} if params is not None else {})})
 
-    def wait_for(self, method: str, match: dict[str, Any] | None = None) -> dict[str, Any]:
-        deadline = time.monotonic() + self.timeout
+    def wait_for(self, method: str, match: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         while True:
             for i, msg in enumerate(self._pending):
                 if msg.get("method") == method and _matches(msg.get("params") or {}, match or {}):

@@ -26,6 +26,9 @@ SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 APPROVAL_POLICIES = ("untrusted", "on-failure", "on-request", "never")
 UNSET = "unset"
 
+COMPLETION_GRACE = 15.0
+"""Seconds to wait for a turn to finish once its request was recorded."""
+
 AXES = ("model", "personality", "mode", "sandbox_mode", "approval_policy")
 
 
@@ -140,16 +143,26 @@ def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: 
     if cfg.mode != UNSET:
         params["collaborationMode"] = {"mode": cfg.mode, "settings": {"model": cfg.model, "reasoning_effort": None,
                                                                         "developer_instructions": None}}
-    before = len(rec.requests)
     try:
-        srv.request("turn/start", params)
+        turn = srv.request("turn/start", params)
     except CodexError as exc:
         return Capture(cfg, None, refused=_reason(exc))
-    srv.wait_for("turn/completed", {"threadId": tid})
-    if not rec.wait(before + 1, timeout):
+    # Codex keys its prompt cache by thread: that finds this thread's request even
+    # if an earlier turn were still talking to the recorder.
+    got = rec.first_with("prompt_cache_key", tid, timeout)
+    if got is None:
         raise CodexError(f"no request reached the recorder for {cfg.id} within {timeout:.0f} s", release=srv.binary.release,
                          hint="a hung Codex; rerun, or report the release")
-    body = rec.requests[before].body
+    try:
+        srv.wait_for("turn/completed", {"threadId": tid}, min(timeout, COMPLETION_GRACE))
+    except CodexError:
+        # The request is all we need; a turn that does not settle is stopped, not waited for.
+        turn_id = (turn.get("turn") or {}).get("id")
+        try:
+            srv.request("turn/interrupt", {"threadId": tid, "turnId": turn_id})
+        except CodexError:
+            pass
+    body = got.body
     if not isinstance(body, dict):
         raise CodexError(f"the request for {cfg.id} is not JSON", release=srv.binary.release, hint="report the release")
     return Capture(cfg, body)

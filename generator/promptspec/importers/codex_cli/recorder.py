@@ -163,6 +163,19 @@ class Recorder:
             self._cond.notify_all()
             return len(self.requests)
 
+    def first_with(self, key: str, value: str, timeout: float) -> Captured | None:
+        """The first request whose JSON body has `key` == `value`, waiting up to `timeout` seconds."""
+        end = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for r in self.requests:
+                    if isinstance(r.body, dict) and r.body.get(key) == value:
+                        return r
+                left = end - time.monotonic()
+                if left <= 0 or self._stopped:
+                    return None
+                self._cond.wait(min(left, 0.5))
+
     def wait(self, count: int, timeout: float) -> bool:
         """True once `count` requests arrived; False after `timeout` seconds."""
         end = time.monotonic() + timeout
