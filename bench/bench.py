@@ -29,7 +29,7 @@ in one run, it prints and records (JSON with --out, rewritten after each size):
   the plugin with `variant_pages: none` (matrix, model/mode/fragment pages,
   explorer), with the sizes of the largest overview pages;
 * `mkdocs build` with the promptspec plugin and `variant_pages: all` (a page
-  per variant), if `promptspec.plugin` is importable (else a note says why), and two floors
+  per variant), if `promptspec.site.plugin` is importable (else a note says why), and two floors
   without the plugin: the same number of plain Markdown pages of the same
   sizes (the MkDocs floor), and the generated pages as static files -- with
   the ratios plugin/floor and plugin/static;
@@ -230,9 +230,10 @@ def filler(size: int, title: str) -> str:
 
 def child_generator(spec: Path, cache: Path, work: Path, profile: bool, page_docs_up_to: int | None = None) -> dict[str, Any]:
     """Generator figures for one spec; writes the docs folders the MkDocs runs use."""
-    from promptspec import explorer, pipeline
+    from promptspec import pipeline
+    from promptspec.site import explorer
     from promptspec.measure import measure_all
-    from promptspec.tokens import TokenCounter
+    from promptspec.measure import TokenCounter
 
     out: dict[str, Any] = {}
     prof = cProfile.Profile() if profile else None
@@ -272,7 +273,7 @@ def child_generator(spec: Path, cache: Path, work: Path, profile: bool, page_doc
     off_pages: dict[str, str] = {}
     off_files: dict[str, Any] = {}
     try:
-        from promptspec.site import assets, build_site
+        from promptspec.site.build import assets, build_site
 
         t = time.perf_counter()
         site = build_site(result, prefix="prompts", links="dir", variant_pages="all")
@@ -511,9 +512,9 @@ def codex_serve(codex: Path, work: Path, timeout: float) -> dict[str, Any]:
 
 def plugin_status() -> tuple[bool, str]:
     try:
-        import promptspec.plugin  # noqa: F401
+        import promptspec.site.plugin  # noqa: F401
     except Exception as exc:  # noqa: BLE001
-        return False, f"promptspec.plugin not importable ({type(exc).__name__}: {exc}); MkDocs columns skipped"
+        return False, f"promptspec.site.plugin not importable ({type(exc).__name__}: {exc}); MkDocs columns skipped"
     try:
         import mkdocs  # noqa: F401
     except ImportError:
@@ -524,7 +525,7 @@ def plugin_status() -> tuple[bool, str]:
 def plugin_variant_pages(which: str) -> dict[str, Any] | None:
     """The plugin's `variant_pages` option set to `which` (all | none), if it has it."""
     try:
-        from promptspec.plugin import PromptspecConfig
+        from promptspec.site.plugin import PromptspecConfig
     except Exception:  # noqa: BLE001
         return None
     names = {name for name, _ in getattr(PromptspecConfig, "_schema", ())}

@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "generator"))  # runnable from a checkout without installing
 
-from promptspec.tokens import KNOWN_ENCODINGS, TokenCounter, get_encoding  # noqa: E402
+from promptspec.measure import KNOWN_ENCODINGS, TokenCounter, get_encoding  # noqa: E402
 
 FIXTURE = REPO.parent / "shared" / "fixtures" / "codex"
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from promptspec.assemble import Assembler, find_variant, matrix
+from promptspec.assemble.builder import Assembler
+from promptspec.assemble.matrix import find_variant, matrix
 from promptspec.cli import DEFAULT_SPEC, build_parser, main
-from promptspec.spec import load_spec
+from promptspec.spec.load import load_spec
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from promptspec import export, pipeline
+from promptspec import pipeline
+from promptspec.assemble import export
 from promptspec.errors import SpecError
-from promptspec.tokens import TokenCounter
+from promptspec.measure.counter import TokenCounter
 
 REPO = Path(__file__).resolve().parents[1]
 TEMPLATES = REPO / "templates"

@@ -33,14 +33,14 @@ def _spec_dir(args: argparse.Namespace) -> Path:
 
 
 def _counter(args: argparse.Namespace):
-    from .tokens import TokenCounter
+    from .measure.counter import TokenCounter
 
     return TokenCounter(getattr(args, "cache_dir", None))
 
 
 def _progress(label: str):
     """A progress bar on stderr when it is a terminal and not CI (progress.py)."""
-    from .progress import Progress
+    from .util.progress import Progress
 
     return Progress(label)
 
@@ -108,10 +108,11 @@ def _extra_axes(values: Sequence[str]) -> dict[str, str]:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from . import export
-    from .assemble import Assembler, find_variant
-    from .measure import measure_all
-    from .spec import load_spec
+    from .assemble import export
+    from .assemble.builder import Assembler
+    from .assemble.matrix import find_variant
+    from .measure.figures import measure_all
+    from .spec.load import load_spec
 
     spec = load_spec(_spec_dir(args))
     variant = find_variant(spec, args.model, args.personality, args.mode, _extra_axes(args.axis))
@@ -133,7 +134,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_tokens(args: argparse.Namespace) -> int:
-    from .tokens import count_files, format_token_lines
+    from .measure.counter import count_files, format_token_lines
 
     results = count_files(args.files, args.encoding, args.errors, counter=_counter(args))
     sys.stdout.write(format_token_lines(results))
@@ -141,16 +142,17 @@ def cmd_tokens(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------
-# build (site.py: the site's pages as a plain folder)
+# build (site/build.py: the site's pages as a plain folder)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     import time
 
-    from . import pipeline, site_select
+    from . import pipeline
     from .errors import UsageError
-    from .site import build_site, write_folder
-    from .site_base import BaseLoader
+    from .site import select as site_select
+    from .site.base import BaseLoader
+    from .site.build import build_site, write_folder
 
     option = site_select.parse_cli(args.variant_pages)
     if args.list_limit < 1:
@@ -174,11 +176,12 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------
-# explore (explorer.py: the variant explorer as a standalone folder)
+# explore (site/explorer/: the variant explorer as a standalone folder)
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    from . import explorer, pipeline
+    from . import pipeline
+    from .site import explorer
 
     with _progress("assembling") as bar:
         result = pipeline.run(_spec_dir(args), counter=_counter(args), progress=bar)
@@ -193,7 +196,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def cmd_import_codex(args: argparse.Namespace) -> int:
-    from .codex_import import import_codex
+    from .importers.codex_source import import_codex
 
     written = import_codex(args.codex_dir, args.out, force=args.force)
     print(f"wrote a spec to {written}")
@@ -207,9 +210,10 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
 def cmd_lint(args: argparse.Namespace) -> int:
     import time
 
-    from . import lint, pipeline
+    from . import pipeline
+    from .authoring import lint
     from .errors import SpecError
-    from .spec import load_spec
+    from .spec.load import load_spec
 
     t = time.perf_counter()
     spec = load_spec(_spec_dir(args))
@@ -239,7 +243,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from . import scaffold
+    from .authoring import scaffold
 
     spec_dir = _spec_dir(args)
     if args.kind == "fragment":
@@ -258,7 +262,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------
-# diff / lock / check (review.py, lockfile.py, gitspec.py; docs/review.md)
+# diff / lock / check (review/: diff.py, report.py, lockfile.py, gitspec.py; docs/review.md)
 
 
 def _review_spec_dir(args: argparse.Namespace) -> Path:
@@ -266,14 +270,14 @@ def _review_spec_dir(args: argparse.Namespace) -> Path:
     current directory, else the embedded spec."""
     if args.spec is not None:
         return args.spec
-    from .gitspec import current_repo_spec
+    from .review.gitspec import current_repo_spec
 
     found = current_repo_spec()
     return found if found is not None else default_spec()
 
 
 def _lock_path(args: argparse.Namespace) -> Path:
-    from .lockfile import default_path
+    from .review.lockfile import default_path
 
     return args.lock if args.lock is not None else default_path(_review_spec_dir(args))
 
@@ -283,7 +287,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     from . import pipeline, review
     from .errors import UsageError
-    from .gitspec import digest_tree, load_side, open_side
+    from .review.gitspec import digest_tree, load_side, open_side
 
     gate = None
     if args.fail_on_increase is not None:
@@ -328,7 +332,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
-    from . import lockfile, pipeline
+    from . import pipeline
+    from .review import lockfile
 
     with _progress("assembling") as bar:
         result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
@@ -340,8 +345,9 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from . import lockfile, pipeline, review
+    from . import pipeline, review
     from .errors import UsageError
+    from .review import lockfile
 
     path = _lock_path(args)
     if not path.is_file():
@@ -489,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - last resort: never a raw traceback for users
-        from .tokens import TokenizerError
+        from .measure.encodings import TokenizerError
 
         if isinstance(exc, TokenizerError):
             if args.debug:

@@ -19,10 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .assemble import Assembler, Request, Variant, matrix
-from .measure import Measure, measure_all
-from .spec import Spec, load_spec
-from .tokens import TokenCounter
+from .assemble.builder import Assembler
+from .assemble.matrix import matrix
+from .assemble.request import Request, Variant
+from .measure.counter import TokenCounter
+from .measure.figures import Measure, measure_all
+from .render.renderer import renderer_for
+from .spec.load import load_spec
+from .spec.model import Spec
 
 
 @dataclass
@@ -218,7 +222,7 @@ def _jinja_includes(spec: Spec, source: str) -> set[str] | None:
     from jinja2 import nodes
 
     refs: set[str] = set()
-    for node in spec.renderer.env.parse(source).find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
+    for node in renderer_for(spec).env.parse(source).find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
         target = node.template
         if not (isinstance(target, nodes.Const) and isinstance(target.value, str)) or getattr(node, "ignore_missing", False):
             return None

@@ -1,0 +1,457 @@
+"""Assembly: one variant of the matrix -> the exact request Codex would send.
+
+The request is base instructions plus messages of sections, in the spec's
+layout order (Codex's by default).  A section renders as start marker + body +
+end marker with nothing in between.  Most sections are the same across many
+variants, so rendering is cached by what a template actually reads: a
+fragment that only mentions `cwd` renders once, not once per variant.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any, Iterable, Iterator, Mapping
+
+import jinja2
+from jinja2 import meta, nodes
+
+from ..errors import SpecError
+from ..render.renderer import renderer_for
+from ..spec.model import SLOT_ROLE, Choice, Fragment, Model, Spec
+from . import agents_md
+from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
+from .request import BaseInstructions, Message, Request, Section, Variant
+
+PERSONALITY_PLACEHOLDER = "{{ personality }}"
+
+
+def base_instructions(spec: Spec, model: Model, personality: str) -> BaseInstructions:
+    """Codex's rule: an override wins; else the model's template with the
+    personality filled in by plain replacement; else `base_instructions`."""
+    if spec.instructions_override:
+        text, path = spec.fs.read_text(spec.instructions_override)
+        shown = spec.fs.display(path)
+        return BaseInstructions(text, "override", shown, shown)
+    template = model.instructions_template
+    if template is not None:
+        if personality == "none":
+            key, value = "none", ""
+        else:
+            key = f"personality_{personality}"
+            value = model.instructions_variables.get(key)
+            if value is None and key not in model.instructions_variables:
+                if personality == "default":
+                    value = ""
+                else:
+                    key += " (not defined: empty)"
+            value = value or ""
+        return BaseInstructions(
+            template.replace(PERSONALITY_PLACEHOLDER, value),
+            "template",
+            key,
+            f"{spec.models_file}#{model.slug}.model_messages.instructions_template",
+        )
+    assert model.base_instructions is not None  # the loader guarantees one of the two
+    return BaseInstructions(
+        model.base_instructions, "base_instructions", "", f"{spec.models_file}#{model.slug}.base_instructions"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Rendering with a cache keyed by what each template reads
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, Mapping):
+        return tuple(sorted(((repr(k), _freeze(v)) for k, v in value.items()), key=lambda kv: kv[0]))
+    return id(value)
+
+
+class _Obj(Mapping[str, Any]):
+    """A read-only record for templates (`model.slug`), hashed by a token so
+    cache keys stay cheap."""
+
+    def __init__(self, token: Any, data: Mapping[str, Any]):
+        self._token = token
+        self._data = dict(data)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(self._token)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Obj) and other._token == self._token
+
+    def __repr__(self) -> str:
+        return f"<{self._token}>"
+
+
+_EVERYTHING = frozenset({"*"})
+
+
+class Assembler:
+    """Assembles variants of one spec, sharing work between them."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+        self.renderer = renderer_for(spec)
+        self._deps: dict[str, frozenset[str]] = {}
+        self._cache: dict[Any, Any] = {}
+        self._models = {m.slug: m for m in spec.models}
+        self._frozen_memo: dict[int, tuple[Any, Any]] = {}
+        self._sorted_deps: dict[frozenset[str], tuple[str, ...]] = {}
+        self._rendered_chars = 0
+
+    def _frozen(self, value: Any) -> Any:
+        """`_freeze(value)`, memoised by identity (the value is kept alive in the
+        memo, so an id is never reused): scenario lists and mappings are the same
+        objects in every variant, and re-freezing them per variant per section
+        was a fifth of assembly time at 10k variants."""
+        if isinstance(value, str):
+            return value
+        hit = self._frozen_memo.get(id(value))
+        if hit is None or hit[0] is not value:
+            hit = self._frozen_memo[id(value)] = (value, _freeze(value))
+        return hit[1]
+
+    # -- dependencies -------------------------------------------------------
+    def _template_deps(self, source: str, where: str, seen: frozenset[str] = frozenset()) -> frozenset[str]:
+        key = where + "\x00" + source
+        if key in self._deps:
+            return self._deps[key]
+        if where in seen:
+            raise SpecError("circular include", where, hint="a template includes itself through others; break the cycle")
+        try:
+            tree = self.renderer.env.parse(source)
+        except jinja2.TemplateSyntaxError as exc:
+            raise SpecError(f"template syntax error: {exc.message}", where, line=exc.lineno, hint="fix the Jinja syntax") from None
+        except RecursionError:
+            raise SpecError("template nests too deeply", where, hint="simplify the expression") from None
+        names = set(meta.find_undeclared_variables(tree)) - set(self.renderer.env.globals)
+        for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
+            target = node.template
+            if isinstance(target, nodes.Const) and isinstance(target.value, str):
+                try:
+                    text, path = self.spec.fs.read_text(target.value, origin=where)
+                except SpecError as exc:
+                    # A refused or missing include is reported at the including line.
+                    if exc.path == where:
+                        raise SpecError(exc.message, where, line=node.lineno, hint=exc.hint) from None
+                    if exc.message == "file not found":
+                        raise SpecError(f"included file not found: {exc.path}", where, line=node.lineno, hint=exc.hint) from None
+                    raise
+                names |= self._template_deps(text, self.spec.fs.display(path), seen | {where})
+            else:
+                names |= _EVERYTHING
+        deps = frozenset(names)
+        self._deps[key] = deps
+        return deps
+
+    def _file_source(self, ref: str) -> tuple[str, str]:
+        # Memoised per Assembler: resolving and displaying a path (realpath,
+        # relative_to) per section per variant dominated assembly at 10k variants.
+        hit = self._cache.get(("file", ref))
+        if hit is None:
+            text, path = self.spec.fs.read_text(ref)
+            hit = self._cache[("file", ref)] = (text, self.spec.fs.display(path))
+        return hit
+
+    def _render(self, engine: str, inline: str | None, ref: str | None, where: str, ctx: "_Context") -> str:
+        if inline is not None:
+            source, shown = inline, where
+        else:
+            assert ref is not None
+            source, shown = self._file_source(ref)
+        if engine == "codex":
+            deps = frozenset(codex_placeholder_names(source))
+        else:
+            deps = self._template_deps(source, shown)
+        key = (engine, shown, source if inline is not None else None, ctx.key(deps))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        values = ctx.values(deps)
+        if engine == "codex":
+            if inline is not None:
+                from ..render.codex import fill_placeholders
+
+                out = fill_placeholders(inline, values, where, self.renderer.limits.max_output_chars)
+            else:
+                out = self.renderer.render_codex(ref, values)  # type: ignore[arg-type]
+        elif inline is not None:
+            out = self.renderer.render_string(inline, values, where)
+        else:
+            out = self.renderer.render_file(ref, values)  # type: ignore[arg-type]
+        self._rendered_chars += len(out)
+        if self._rendered_chars > MAX_RENDERED_CHARS:
+            raise SpecError(
+                f"the spec's templates render more than {MAX_RENDERED_CHARS} characters over all variants",
+                shown,
+                hint="a template that differs in every variant and is large? keep per-variant text small",
+            )
+        self._cache[key] = out
+        return out
+
+    # -- context --------------------------------------------------------------
+    def _context(self, variant: Variant) -> "_Context":
+        key = ("ctx", variant)
+        ctx = self._cache.get(key)
+        if ctx is None:
+            ctx = _Context(self, variant)
+            self._cache[key] = ctx
+        return ctx
+
+    def choice_text(self, choice: Choice, kind: str, ctx: "_Context") -> str:
+        if choice.template is None:
+            return ""
+        return self._render(choice.engine, None, choice.template, f"{kind}s.{choice.name}", ctx)
+
+    # -- assembly -------------------------------------------------------------
+    def applies(self, fragment: Fragment, variant: Variant) -> bool:
+        for axis, patterns in fragment.when.items():
+            try:
+                value = variant.value(axis)
+            except KeyError:
+                raise SpecError(
+                    f"'when' names unknown axis {axis!r}", fragment.source, line=fragment.line,
+                    hint=f"axes: {', '.join(a for a, _ in self.spec.axes)}",
+                ) from None
+            if not any(fnmatch.fnmatchcase(value, p) for p in patterns):
+                return False
+        return True
+
+    def section(self, fragment: Fragment, variant: Variant, ctx: "_Context") -> Section | None:
+        fctx = ctx.with_fragment(fragment)
+        for name in fragment.requires:
+            if not fctx.has(name):
+                raise SpecError(
+                    f"'requires' names {name!r}, which is not a scenario value", fragment.source, line=fragment.line,
+                    hint="name a scenario key or one of the fragment's variables",
+                )
+            if not fctx.get(name, fragment):
+                return None
+        where = fragment.source
+        body = self._render(fragment.engine, fragment.body, fragment.body_file, where, fctx)
+        if body == "":
+            return None
+        start = self._marker(fragment, fragment.start, fctx)
+        end = self._marker(fragment, fragment.end, fctx)
+        role = SLOT_ROLE[self.spec.slot_message(fragment.slot)]
+        source = fragment.body_file and self._file_source(fragment.body_file)[1] or where
+        skey = ("section", fragment.name, start, body, end)
+        cached = self._cache.get(skey)
+        if cached is None:
+            cached = Section(fragment.name, fragment.slot, role, start, body, end, source)
+            self._cache[skey] = cached
+        return cached
+
+    def _marker(self, fragment: Fragment, marker: str, ctx: "_Context") -> str:
+        if "{" not in marker:
+            return marker
+        return self._render(fragment.engine, marker, None, f"{fragment.source} (marker)", ctx)
+
+    def assemble(self, variant: Variant) -> Request:
+        spec = self.spec
+        model = self._models[variant.model]
+        ctx = self._context(variant)
+        by_slot: dict[str, list[Fragment]] = {}
+        for fragment in spec.fragments:
+            if self.applies(fragment, variant):
+                by_slot.setdefault(fragment.slot, []).append(fragment)
+        messages: list[Message] = []
+        size = len(ctx.base().text)
+        for group, slots in spec.layout.items():
+            role = SLOT_ROLE[group]
+            collected: list[Section] = []
+            for slot in slots:
+                for fragment in sorted(by_slot.get(slot, ()), key=lambda f: (f.order, f.name)):
+                    section = self.section(fragment, variant, ctx)
+                    if section is None:
+                        continue
+                    size += len(section.start) + len(section.body) + len(section.end)
+                    if size > MAX_REQUEST_CHARS:
+                        raise SpecError(
+                            f"variant {variant.id} assembles to more than {MAX_REQUEST_CHARS} characters",
+                            fragment.source,
+                            line=fragment.line,
+                            hint="no model reads a prompt this long; make the fragments smaller",
+                        )
+                    if group == "separate_developer":
+                        messages.append(Message(role, (section,)))
+                    else:
+                        collected.append(section)
+            if collected:
+                messages.append(Message(role, tuple(collected)))
+        notes = []
+        docs = ctx.docs()
+        if docs is not None and docs.note():
+            notes.append(docs.note())
+        return Request(variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n))
+
+
+def codex_placeholder_names(source: str) -> set[str]:
+    """The names a Codex-style text fills: its dependencies for caching."""
+    from ..render.codex import CODEX_PLACEHOLDER
+
+    return set(CODEX_PLACEHOLDER.findall(source))
+
+
+class _Context:
+    """The values a variant's templates may read, computed lazily and once."""
+
+    def __init__(self, asm: Assembler, variant: Variant):
+        self.asm = asm
+        self.variant = variant
+        spec = asm.spec
+        self.scalars: dict[str, Any] = dict(spec.scenario)
+        self.tokens: dict[str, Any] = {}
+        for axis, value in variant.extra:
+            self.scalars[axis] = value
+        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base"}
+        self._values: dict[str, Any] = {}
+        self._docs: agents_md.ProjectDocs | None = None
+        self._docs_done = False
+        self._base: BaseInstructions | None = None
+        self.fragment: Fragment | None = None
+        # Variant-level values (model, personality, agents_md...) are computed
+        # here, never in a fragment's child context, so a fragment's variables
+        # cannot leak into them through the shared `_values` memo.
+        self._root = self
+
+    def with_fragment(self, fragment: Fragment) -> "_Context":
+        if not fragment.variables:
+            return self
+        child = _Context.__new__(_Context)
+        child.__dict__.update(self.__dict__)
+        child.scalars = {**self.scalars, **fragment.variables}
+        child.tokens = {}
+        child._values = self._values
+        child.fragment = fragment
+        return child
+
+    def has(self, name: str) -> bool:
+        return name in self.scalars or name in self._lazy
+
+    def get(self, name: str, fragment: Fragment | None = None) -> Any:
+        if fragment is not None and name in fragment.variables:
+            return fragment.variables[name]
+        if name in self.scalars:
+            return self.scalars[name]
+        if name in self._values:
+            return self._values[name]
+        value = self._root._compute(name)
+        self._values[name] = value
+        return value
+
+    def _compute(self, name: str) -> Any:
+        spec, v = self.asm.spec, self.variant
+        if name == "model":
+            m = self.asm._models[v.model]
+            data = {
+                "slug": m.slug,
+                "display_name": m.display_name,
+                "description": m.description,
+                "context_window": m.context_window,
+                "max_context_window": m.max_context_window,
+                "effective_context_window_percent": m.effective_context_window_percent,
+                "auto_compact_token_limit": m.auto_compact_token_limit,
+                "has_instructions_template": m.instructions_template is not None,
+                "instructions_variables": dict(m.instructions_variables),
+                "bakes_personality": m.instructions_template is not None
+                and PERSONALITY_PLACEHOLDER in m.instructions_template,
+            }
+            return _Obj(("model", m.slug), data)
+        if name in ("personality", "mode"):
+            choice = spec.personality(v.personality) if name == "personality" else spec.mode(v.mode)
+            text = self.asm.choice_text(choice, name, self)
+            data = {"name": choice.name, "display_name": choice.display_name, "description": choice.description, "text": text}
+            return _Obj((name, choice.name, text), data)
+        if name == "agents_md":
+            docs = self.docs()
+            return docs.text if docs else ""
+        if name == "variant":
+            return _Obj(("variant", v), dict(v.values, id=v.id))
+        if name == "base":
+            b = self.base()
+            return _Obj(("base", b), {"text": b.text, "rule": b.rule, "detail": b.detail})
+        raise KeyError(name)
+
+    def docs(self) -> agents_md.ProjectDocs | None:
+        if not self._docs_done:
+            spec = self.asm.spec
+            cwd = self.scalars.get("cwd", spec.agents.project_root)
+            key = ("docs", _freeze(cwd))
+            docs = self.asm._cache.get(key)
+            if docs is None:
+                docs = agents_md.discover(spec, agents_md.check_cwd(spec, cwd))
+                self.asm._cache[key] = docs
+            self._docs, self._docs_done = docs, True
+        return self._docs
+
+    def base(self) -> BaseInstructions:
+        if self._base is None:
+            key = ("base", self.variant.model, self.variant.personality)
+            base = self.asm._cache.get(key)
+            if base is None:
+                base = base_instructions(self.asm.spec, self.asm._models[self.variant.model], self.variant.personality)
+                self.asm._cache[key] = base
+            self._base = base
+        return self._base
+
+    def token(self, name: str) -> Any:
+        if name in self.tokens:
+            return self.tokens[name]
+        if name in self.scalars:
+            tok = self.asm._frozen(self.scalars[name])
+        elif name in self._lazy:
+            value = self.get(name)
+            tok = value if isinstance(value, (str, _Obj)) else _freeze(value)
+        else:
+            tok = ("undefined", name)
+        self.tokens[name] = tok
+        return tok
+
+    def key(self, deps: frozenset[str]) -> Any:
+        if "*" in deps:
+            return ("all", self.variant, self.fragment.name if self.fragment else None)
+        names = self.asm._sorted_deps.get(deps)
+        if names is None:
+            names = self.asm._sorted_deps[deps] = tuple(sorted(deps))
+        return tuple((name, self.token(name)) for name in names)
+
+    def values(self, deps: frozenset[str]) -> dict[str, Any]:
+        if "*" in deps:
+            names = set(self.scalars) | self._lazy
+        else:
+            names = {n for n in deps if self.has(n)}
+        return {n: self.get(n) for n in names}
+
+
+def assemble(spec: Spec, variant: Variant) -> Request:
+    return Assembler(spec).assemble(variant)
+
+
+def assemble_all(spec: Spec, variants: Iterable[Variant] | None = None) -> list[Request]:
+    asm = Assembler(spec)
+    return [asm.assemble(v) for v in (matrix(spec) if variants is None else variants)]
+

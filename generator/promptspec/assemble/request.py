@@ -1,0 +1,100 @@
+"""What assembly produces: a variant (one point of the matrix) and its request
+(base instructions plus messages of sections), as plain frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+# ---------------------------------------------------------------------------
+# The data model handed to everything downstream.
+
+
+@dataclass(frozen=True, order=True)
+class Variant:
+    """One cell of the matrix: a value for every axis."""
+
+    model: str
+    personality: str
+    mode: str
+    extra: tuple[tuple[str, str], ...] = ()
+
+    def value(self, axis: str) -> str:
+        if axis in ("model", "personality", "mode"):
+            return getattr(self, axis)
+        return dict(self.extra)[axis]
+
+    @property
+    def values(self) -> tuple[tuple[str, str], ...]:
+        return (("model", self.model), ("personality", self.personality), ("mode", self.mode), *self.extra)
+
+    @property
+    def id(self) -> str:
+        return "/".join(v for _, v in self.values)
+
+    @property
+    def slug(self) -> str:
+        """File-name form; axis values are validated safe names, so '--' joins them unambiguously."""
+        return "--".join(v for _, v in self.values)
+
+
+@dataclass(frozen=True)
+class Section:
+    fragment: str
+    slot: str
+    role: str
+    start: str
+    body: str
+    end: str
+    source: str
+
+    @property
+    def text(self) -> str:
+        return self.start + self.body + self.end
+
+    @property
+    def label(self) -> str:
+        """How the layout view names a section: its start marker, else its first line."""
+        head = self.start or self.text
+        first = head.strip("\n").split("\n", 1)[0].strip()
+        return first[:60] if first else f"({self.fragment})"
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    sections: tuple[Section, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(s.text for s in self.sections)
+
+
+@dataclass(frozen=True)
+class BaseInstructions:
+    text: str
+    rule: str  # "override" | "template" | "base_instructions"
+    detail: str  # e.g. "personality_friendly" or the override file
+    source: str
+
+
+@dataclass(frozen=True)
+class Request:
+    variant: Variant
+    model: str
+    base: BaseInstructions
+    messages: tuple[Message, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def sections(self) -> Iterator[tuple[int, Message, Section]]:
+        for i, message in enumerate(self.messages):
+            for section in message.sections:
+                yield i, message, section
+
+
+# ---------------------------------------------------------------------------
+# The matrix
+
+

@@ -1,0 +1,135 @@
+"""Token figures for assembled requests.
+
+Counting is by the model's real tokenizer; Codex's own ⌈bytes/4⌉ estimate is
+shown beside it because Codex decides when to compact on the estimate, not on
+real tokens.  A variant's total is exactly base instructions plus the sum of
+its sections — nothing hidden — so a reader can add the parts up and check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from ..assemble.request import Request
+from ..spec.model import Spec
+from .counter import TokenCounter
+from .encodings import codex_estimate, encoding_for_model
+
+
+@dataclass(frozen=True)
+class Measure:
+    request: Request
+    encoding: str
+    base: int
+    base_estimate: int
+    sections: tuple[tuple[int, ...], ...]  # per message, per section
+    estimates: tuple[tuple[int, ...], ...]
+    context_window: int | None
+    usable_window: int | None
+    compact_limit: int | None
+    compact_limit_source: str  # "auto_compact_token_limit" | "90% of context_window" | "none"
+
+    @property
+    def messages(self) -> tuple[int, ...]:
+        return tuple(sum(m) for m in self.sections)
+
+    @property
+    def total(self) -> int:
+        return self.base + sum(self.messages)
+
+    @property
+    def estimate(self) -> int:
+        return self.base_estimate + sum(sum(m) for m in self.estimates)
+
+    @property
+    def percent_of_usable(self) -> float | None:
+        return None if not self.usable_window else 100.0 * self.total / self.usable_window
+
+    @property
+    def headroom(self) -> int | None:
+        """Tokens left before Codex would auto-compact (negative: over)."""
+        return None if self.compact_limit is None else self.compact_limit - self.total
+
+    def section_tokens(self) -> Iterable[tuple[int, int, int, int]]:
+        """(message index, section index, tokens, estimate) in send order."""
+        for i, (counts, ests) in enumerate(zip(self.sections, self.estimates)):
+            for j, (n, e) in enumerate(zip(counts, ests)):
+                yield i, j, n, e
+
+    def summary(self) -> dict[str, Any]:
+        """The figures as JSON-ready data, each naming its denominator."""
+        req = self.request
+        return {
+            "encoding": self.encoding,
+            "instructions": {"tokens": self.base, "codex_estimate": self.base_estimate},
+            "messages": [
+                {
+                    "role": msg.role,
+                    "tokens": sum(counts),
+                    "sections": [
+                        {"fragment": s.fragment, "slot": s.slot, "tokens": n, "codex_estimate": e}
+                        for s, n, e in zip(msg.sections, counts, ests)
+                    ],
+                }
+                for msg, counts, ests in zip(req.messages, self.sections, self.estimates)
+            ],
+            "total": self.total,
+            "codex_estimate": self.estimate,
+            "estimate_minus_tokens": self.estimate - self.total,
+            "usable_window": self.usable_window,
+            "percent_of_usable_window": None if self.percent_of_usable is None else round(self.percent_of_usable, 3),
+            "usable_window_rule": "context_window x effective_context_window_percent / 100",
+            "auto_compact_limit": self.compact_limit,
+            "auto_compact_limit_source": self.compact_limit_source,
+            "headroom_before_auto_compact": self.headroom,
+        }
+
+
+def _limits(spec: Spec, slug: str) -> tuple[int | None, int | None, int | None, str]:
+    model = spec.model(slug)
+    source = "none"
+    if model.auto_compact_token_limit:
+        source = "auto_compact_token_limit"
+    elif model.context_window:
+        source = "90% of context_window"
+    return model.context_window, model.usable_window, model.compact_limit, source
+
+
+def measure_all(spec: Spec, requests: Sequence[Request], counter: TokenCounter) -> list[Measure]:
+    """Count every distinct text of every request once, then build the figures."""
+    encodings = {slug: encoding_for_model(slug, spec.encodings) for slug in {r.model for r in requests}}
+    wanted: set[tuple[str, str]] = set()
+    for req in requests:
+        enc = encodings[req.model]
+        wanted.add((enc, req.base.text))
+        for _, _, section in req.sections:
+            wanted.add((enc, section.text))
+    counts = counter.count_many(sorted(wanted))
+    estimates: dict[str, int] = {}
+
+    def est(text: str) -> int:
+        value = estimates.get(text)
+        if value is None:
+            value = estimates[text] = codex_estimate(text)
+        return value
+
+    out = []
+    for req in requests:
+        enc = encodings[req.model]
+        window, usable, compact, source = _limits(spec, req.model)
+        out.append(
+            Measure(
+                request=req,
+                encoding=enc,
+                base=counts[(enc, req.base.text)],
+                base_estimate=est(req.base.text),
+                sections=tuple(tuple(counts[(enc, s.text)] for s in m.sections) for m in req.messages),
+                estimates=tuple(tuple(est(s.text) for s in m.sections) for m in req.messages),
+                context_window=window,
+                usable_window=usable,
+                compact_limit=compact,
+                compact_limit_source=source,
+            )
+        )
+    return out

@@ -1,0 +1,70 @@
+"""Reviewing a change: two sides compared (diff.py), formatted for a reviewer
+(report.py), sides read from git revisions or folders (gitspec.py), and the
+lock file (lockfile.py).
+
+May import `pipeline` and everything below it; nothing imports `review` but
+`site` and `cli`.
+"""
+
+from .diff import (
+    ChangeGroup,
+    Diff,
+    FileChange,
+    Move,
+    SectionChange,
+    SectionState,
+    VariantChange,
+    VariantTotals,
+    compare,
+    compare_to_lock,
+    crosses_headroom,
+    file_changes,
+    increases_over,
+    largest_increases,
+    parse_increase,
+    percent_change,
+    to_json,
+)
+from .lockfile import INSTRUCTIONS, LockDiff
+from .report import (
+    MARKDOWN_ROWS,
+    MIN_MARKDOWN_CHARS,
+    fence_for,
+    fenced,
+    format_diff,
+    md_code,
+    md_escape,
+    to_markdown,
+    to_text,
+)
+
+__all__ = [
+    "INSTRUCTIONS",
+    "LockDiff",
+    "ChangeGroup",
+    "Diff",
+    "FileChange",
+    "MARKDOWN_ROWS",
+    "MIN_MARKDOWN_CHARS",
+    "Move",
+    "SectionChange",
+    "SectionState",
+    "VariantChange",
+    "VariantTotals",
+    "compare",
+    "compare_to_lock",
+    "crosses_headroom",
+    "fence_for",
+    "fenced",
+    "file_changes",
+    "format_diff",
+    "increases_over",
+    "largest_increases",
+    "md_code",
+    "md_escape",
+    "parse_increase",
+    "percent_change",
+    "to_json",
+    "to_markdown",
+    "to_text",
+]

@@ -1,0 +1,329 @@
+"""`prompts.lock.json`: a committed record of what every variant sends.
+
+The lock pins, per variant, a sha256 of the exact request (the canonical JSON
+of the Responses API payload) and its token figures, plus a hash and count per
+section.  `promptspec check` recomputes them and fails when they differ, so a
+template edit that changes what the model sees cannot land without the lock
+(and so the reviewer) showing it.  The file is written with sorted keys, two
+spaces and a trailing newline so its own git diff is small and stable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..assemble import export
+from ..errors import SpecError
+
+LOCK_FILE = "prompts.lock.json"
+"""Reserved name in a spec folder: the loader ignores it; lint should not call it an orphan."""
+
+FORMAT = 1
+HASH_RULE = "sha256 of the UTF-8 canonical JSON (sorted keys, no spaces) of the Responses API payload"
+GROUP_ORDER = {"developer": 0, "separate_developer": 1, "user": 2}
+INSTRUCTIONS = "(instructions)"
+"""Key used for base instructions wherever sections are listed by fragment name."""
+
+
+# ---------------------------------------------------------------------------
+# Hashing (shared with diff.py, so a lock and a diff agree on "changed")
+
+
+def canonical_json(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def request_hash(request) -> str:
+    """The content hash of an assembled request: what is actually sent."""
+    return hashlib.sha256(canonical_json(export.responses_payload(request))).hexdigest()
+
+
+def section_group(spec, section) -> str:
+    """The layout group a section belongs to (developer, separate_developer, user)."""
+    try:
+        return spec.slot_message(section.slot)
+    except KeyError:
+        return section.role
+
+
+# ---------------------------------------------------------------------------
+# Build and serialise
+
+
+def variant_entry(spec, measure) -> dict[str, Any]:
+    req = measure.request
+    sections: dict[str, Any] = {}
+    positions: dict[str, int] = {}
+    for (_, _, section), (_, _, tokens, _) in zip(req.sections, measure.section_tokens()):
+        group = section_group(spec, section)
+        positions[group] = positions.get(group, 0) + 1
+        sections[section.fragment] = {
+            "group": group,
+            "position": positions[group],
+            "sha256": sha256_text(section.text),
+            "tokens": tokens,
+        }
+    return {
+        "sha256": request_hash(req),
+        "model": req.model,
+        "encoding": measure.encoding,
+        "tokens": {
+            "total": measure.total,
+            "instructions": measure.base,
+            "messages": [{"role": m.role, "tokens": n} for m, n in zip(req.messages, measure.messages)],
+            "codex_estimate": measure.estimate,
+        },
+        "instructions": {"sha256": sha256_text(req.base.text), "tokens": measure.base},
+        "sections": sections,
+    }
+
+
+def build(result) -> dict[str, Any]:
+    """Lock data for a pipeline Result (plain JSON-ready dicts)."""
+    return {
+        "format": FORMAT,
+        "generator": "promptspec",
+        "hash": HASH_RULE,
+        "variants": {m.request.variant.id: variant_entry(result.spec, m) for m in result.measures},
+    }
+
+
+def dumps(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def default_path(spec_dir: str | Path) -> Path:
+    return Path(spec_dir) / LOCK_FILE
+
+
+def write(path: str | Path, data: Mapping[str, Any]) -> bool:
+    """Write atomically (temp file beside it, then os.replace).  Returns False
+    when the file already held exactly this content (nothing is touched)."""
+    path = Path(path)
+    text = dumps(data)
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
+    if not path.parent.is_dir():
+        raise SpecError("folder for the lock file does not exist", path.parent, hint="create it or pass --lock PATH")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return True
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """Load and shape-check a lock file; a user error names the file."""
+    path = Path(path)
+    hint = "regenerate it with `promptspec lock`"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        error = SpecError("no lock file here", path, hint="run `promptspec lock` to create it, then commit it")
+        raise error from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read the lock file: {exc}", path, hint=hint) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"lock file is not valid JSON: {exc.msg}", path, line=exc.lineno, column=exc.colno, hint=hint) from None
+    if not isinstance(data, dict) or not isinstance(data.get("variants"), dict):
+        raise SpecError("lock file has no 'variants' object", path, hint=hint)
+    if data.get("format") != FORMAT:
+        raise SpecError(f"lock file format {data.get('format')!r} is not {FORMAT}", path, hint=hint)
+    for vid, entry in data["variants"].items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str) or not isinstance(entry.get("tokens"), dict):
+            raise SpecError(f"lock entry for {vid!r} is malformed", path, hint=hint)
+    return data
+
+
+# ---------------------------------------------------------------------------
+# Compare a lock with a fresh result
+
+
+@dataclass(frozen=True)
+class LockSectionChange:
+    fragment: str  # or INSTRUCTIONS
+    kind: str  # "changed" | "added" | "removed" | "moved" | "retokenized"
+    tokens_before: int | None
+    tokens_after: int | None
+
+    @property
+    def delta(self) -> int:
+        return (self.tokens_after or 0) - (self.tokens_before or 0)
+
+
+@dataclass(frozen=True)
+class LockVariant:
+    id: str
+    total: int
+
+
+@dataclass(frozen=True)
+class LockVariantChange:
+    id: str
+    total_before: int
+    total_after: int
+    encoding_before: str | None
+    encoding_after: str
+    sections: tuple[LockSectionChange, ...]
+
+    @property
+    def delta(self) -> int:
+        return self.total_after - self.total_before
+
+
+@dataclass(frozen=True)
+class LockDiff:
+    """How the current spec differs from its lock (empty when they match)."""
+
+    added: tuple[LockVariant, ...]
+    removed: tuple[LockVariant, ...]
+    changed: tuple[LockVariantChange, ...]
+    unchanged: tuple[str, ...]
+
+    @property
+    def matches(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+    def status_of(self, variant_id: str) -> str:
+        """"added" | "removed" | "changed" | "unchanged" | "unknown": for a per-variant badge."""
+        return self._status().get(variant_id, "unknown")
+
+    def _status(self) -> dict[str, str]:
+        out = {v: "unchanged" for v in self.unchanged}
+        out.update({v.id: "added" for v in self.added})
+        out.update({v.id: "removed" for v in self.removed})
+        out.update({v.id: "changed" for v in self.changed})
+        return out
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "matches": self.matches,
+            "added": [{"id": v.id, "total": v.total} for v in self.added],
+            "removed": [{"id": v.id, "total": v.total} for v in self.removed],
+            "changed": [
+                {
+                    "id": c.id,
+                    "total_before": c.total_before,
+                    "total_after": c.total_after,
+                    "delta": c.delta,
+                    "encoding_before": c.encoding_before,
+                    "encoding_after": c.encoding_after,
+                    "sections": [
+                        {"fragment": s.fragment, "kind": s.kind, "tokens_before": s.tokens_before, "tokens_after": s.tokens_after, "delta": s.delta}
+                        for s in c.sections
+                    ],
+                }
+                for c in self.changed
+            ],
+            "unchanged": len(self.unchanged),
+        }
+
+
+def _section_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[LockSectionChange, ...]:
+    out = []
+    oi, ni = old.get("instructions") or {}, new["instructions"]
+    if oi.get("sha256") != ni["sha256"]:
+        out.append(LockSectionChange(INSTRUCTIONS, "changed", oi.get("tokens"), ni["tokens"]))
+    elif oi.get("tokens") != ni["tokens"]:
+        out.append(LockSectionChange(INSTRUCTIONS, "retokenized", oi.get("tokens"), ni["tokens"]))
+    os_, ns = old.get("sections") or {}, new["sections"]
+
+    def where(frag: str) -> tuple[int, int, str]:
+        entry = ns.get(frag) or os_.get(frag) or {}
+        position = entry.get("position")
+        return (GROUP_ORDER.get(entry.get("group"), 9), position if isinstance(position, int) else 0, frag)
+
+    order = sorted(set(os_) | set(ns), key=where)
+    for frag in order:
+        a, b = os_.get(frag), ns.get(frag)
+        if not isinstance(a, dict):
+            out.append(LockSectionChange(frag, "added", None, b["tokens"]))
+        elif b is None:
+            out.append(LockSectionChange(frag, "removed", a.get("tokens"), None))
+        elif a.get("sha256") != b["sha256"]:
+            out.append(LockSectionChange(frag, "changed", a.get("tokens"), b["tokens"]))
+        elif (a.get("group"), a.get("position")) != (b["group"], b["position"]):
+            out.append(LockSectionChange(frag, "moved", a.get("tokens"), b["tokens"]))
+        elif a.get("tokens") != b["tokens"]:
+            out.append(LockSectionChange(frag, "retokenized", a.get("tokens"), b["tokens"]))
+    return tuple(out)
+
+
+def _total(entry: Mapping[str, Any]) -> int:
+    total = (entry.get("tokens") or {}).get("total")
+    return total if isinstance(total, int) else 0
+
+
+def compare(lock_data: Mapping[str, Any], result) -> LockDiff:
+    """Compare lock data (as read) with a fresh pipeline Result."""
+    return compare_data(lock_data, build(result))
+
+
+def compare_data(old: Mapping[str, Any], new: Mapping[str, Any]) -> LockDiff:
+    ov, nv = old.get("variants") or {}, new["variants"]
+    added = tuple(LockVariant(v, _total(nv[v])) for v in sorted(set(nv) - set(ov)))
+    removed = tuple(LockVariant(v, _total(ov[v])) for v in sorted(set(ov) - set(nv)))
+    changed, unchanged = [], []
+    for vid in sorted(set(ov) & set(nv)):
+        a, b = ov[vid], nv[vid]
+        if a.get("sha256") == b["sha256"] and a.get("encoding") == b["encoding"] and _total(a) == _total(b):
+            unchanged.append(vid)
+            continue
+        changed.append(LockVariantChange(vid, _total(a), _total(b), a.get("encoding"), b["encoding"], _section_changes(a, b)))
+    return LockDiff(added, removed, tuple(changed), tuple(unchanged))
+
+
+def _signed(n: int) -> str:
+    return f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))
+
+
+def format_check(diff: LockDiff, lock_path: str, *, limit: int = 40) -> str:
+    """The short report `promptspec check` prints."""
+    if diff.matches:
+        return f"{lock_path} matches the spec ({len(diff.unchanged)} variants)\n"
+    lines = [
+        f"{lock_path} is out of date: {len(diff.changed)} changed, {len(diff.added)} added, "
+        f"{len(diff.removed)} removed, {len(diff.unchanged)} unchanged"
+    ]
+    rows: list[str] = []
+    for c in diff.changed:
+        parts = []
+        for s in c.sections:
+            if s.kind in ("changed", "retokenized"):
+                parts.append(f"{s.fragment} {_signed(s.delta)}" + (" (tokens only)" if s.kind == "retokenized" else ""))
+            else:
+                parts.append(f"{s.fragment} ({s.kind})")
+        enc = f" [{c.encoding_before} -> {c.encoding_after}]" if c.encoding_before != c.encoding_after else ""
+        rows.append(f"  changed {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)}){enc}" + (f"  {', '.join(parts)}" if parts else ""))
+    rows += [f"  added   {v.id}  {v.total} tokens" for v in diff.added]
+    rows += [f"  removed {v.id}  {v.total} tokens" for v in diff.removed]
+    lines += rows[:limit]
+    if len(rows) > limit:
+        lines.append(f"  ... and {len(rows) - limit} more")
+    lines.append("run `promptspec lock` to record the new state (and commit the lock with the change)")
+    return "\n".join(lines) + "\n"

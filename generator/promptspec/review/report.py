@@ -1,0 +1,314 @@
+"""A `Diff` as a reviewer reads it: plain text for a terminal, Markdown for a
+pull-request comment (size-capped, fences longer than their content).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+from .diff import ChangeGroup, Diff, SectionChange, VariantChange, to_json
+from .lockfile import INSTRUCTIONS
+
+# ---------------------------------------------------------------------------
+# Shared formatting helpers
+
+
+def _signed(n: int) -> str:
+    return f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))
+
+
+def _range(lo: int, hi: int) -> str:
+    return _signed(lo) if lo == hi else f"{_signed(lo)}…{_signed(hi)}"
+
+
+def _tokens_range(values: Iterable[int]) -> str:
+    vals = list(values)
+    if not vals:
+        return "-"
+    lo, hi = min(vals), max(vals)
+    return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def _group_title(g: ChangeGroup) -> str:
+    if g.kind == "moved":
+        m = g.moves[0]
+        where = m.group_after if m.group_before == m.group_after else f"{m.group_before} → {m.group_after}"
+        return f"{g.label} moved ({where})"
+    return f"{g.label} {g.kind}"
+
+
+def _move_positions(g: ChangeGroup) -> str:
+    pairs = sorted({(m.group_before, m.position_before, m.group_after, m.position_after) for m in g.moves})
+    parts = []
+    for gb, pb, ga, pa in pairs[:6]:
+        parts.append(f"#{pb} → #{pa}" if gb == ga else f"{gb} #{pb} → {ga} #{pa}")
+    if len(pairs) > 6:
+        parts.append(f"… {len(pairs) - 6} more")
+    return ", ".join(parts)
+
+
+def _section_note(s: SectionChange) -> str:
+    return f"{s.fragment} {s.kind} {s.tokens_before}→{s.tokens_after} ({_signed(s.delta)}) [{s.group_id}]"
+
+
+def _variant_line(c: VariantChange) -> str:
+    parts = [_section_note(s) for s in c.all_changes]
+    parts += [f"{m.fragment} moved {m.group_before}#{m.position_before}→{m.group_after}#{m.position_after} [{m.group_id}]" for m in c.moves]
+    if c.encoding_before != c.encoding_after:
+        parts.append(f"encoding {c.encoding_before}→{c.encoding_after}")
+    return "; ".join(parts)
+
+
+def _variants_text(ids: Sequence[str], limit: int | None = None) -> str:
+    shown = list(ids if limit is None else ids[:limit])
+    more = len(ids) - len(shown)
+    return ", ".join(shown) + (f", … and {more} more" if more > 0 else "")
+
+
+# ---------------------------------------------------------------------------
+# Text
+
+
+def to_text(diff: Diff) -> str:
+    out = [f"promptspec diff: {diff.base_label} -> {diff.head_label}"]
+    out.append(f"variants: {len(diff.changed)} changed, {len(diff.added)} added, {len(diff.removed)} removed, {len(diff.unchanged)} unchanged")
+    if diff.is_empty:
+        out.append("no differences in any assembled request")
+        return "\n".join(out) + "\n"
+    if diff.files:
+        out += ["", "files:"]
+        f2v = diff.files_to_variants()
+        for f in diff.files:
+            touched = f2v[f.path]
+            out.append(f"  {f.status:<8} {f.path}" + (f"  ({len(touched)} variants)" if touched else ""))
+    if diff.groups:
+        out += ["", "changes (identical changes grouped):"]
+        for g in diff.groups:
+            extra = f" {_move_positions(g)}" if g.kind == "moved" else f" Δ {_range(*g.delta_range)} tokens"
+            out.append(f"  [{g.id}] {_group_title(g)} in {len(g.variants)} variants;{extra}  ({', '.join(g.sources)})")
+    alerts = _alerts(diff)
+    if alerts:
+        out += ["", "alerts:"] + [f"  {a}" for a in alerts]
+    inc = diff.largest_increases()
+    if inc:
+        out += ["", "largest token increases:"]
+        out += [f"  {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)})" for c in inc]
+    if diff.changed:
+        out += ["", "changed variants:"]
+        for c in diff.changed:
+            out.append(f"  {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)})")
+            out.append(f"      {_variant_line(c)}")
+    if diff.added:
+        out += ["", "added variants:"] + [f"  {a.id}  {a.total} tokens" for a in diff.added]
+    if diff.removed:
+        out += ["", "removed variants:"] + [f"  {r.id}  {r.total} tokens" for r in diff.removed]
+    for g in diff.groups:
+        out += ["", f"=== [{g.id}] {_group_title(g)} — {len(g.variants)} variants"]
+        out.append(f"variants: {_variants_text(g.variants)}")
+        if g.kind == "moved":
+            m = g.moves[0]
+            out.append(f"positions: {_move_positions(g)}")
+            out.append(f"order before ({m.group_before}, e.g. {g.variants[0]}): {', '.join(m.order_before)}")
+            out.append(f"order after  ({m.group_after}): {', '.join(m.order_after)}")
+        else:
+            out.append(f"tokens: {_tokens_range(b for _, b, _ in g.tokens)} -> {_tokens_range(a for _, _, a in g.tokens)} (Δ {_range(*g.delta_range)})")
+            out.append(g.diff.rstrip("\n"))
+    return "\n".join(out) + "\n"
+
+
+def _alerts(diff: Diff) -> list[str]:
+    out = []
+    for vid, before, after in diff.headroom_crossings():
+        was = "new variant" if before is None else f"headroom {before}"
+        out.append(f"{vid} now exceeds its auto-compaction limit ({was} -> {after})")
+    for vid, before, after in diff.budget_crossings():
+        was = "new variant" if before is None else f"{before} tokens"
+        out.append(f"{vid} is over the budget of {diff.budget} tokens ({was} -> {after})")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Markdown (a pull-request comment)
+
+_MD_SPECIAL = set("\\`*_{}[]<>()!|~&\"'$#@:=")
+
+
+def md_escape(text: str) -> str:
+    """Spec text as inert Markdown/HTML: punctuation Markdown or GitHub would
+    act on becomes a numeric entity (no emphasis, links, @mentions, #refs,
+    table-cell breaks, raw HTML)."""
+    text = " ".join(str(text).split())
+    return "".join(f"&#{ord(c)};" if c in _MD_SPECIAL else c for c in text)
+
+
+def md_code(text: str) -> str:
+    return f"<code>{md_escape(text)}</code>"
+
+
+def fence_for(content: str) -> str:
+    """A backtick fence longer than any backtick run in `content` (min 3), so the text cannot close it."""
+    longest = max((len(m) for m in re.findall(r"`+", content)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def fenced(content: str, info: str = "diff") -> str:
+    fence = fence_for(content)
+    body = content if content.endswith("\n") else content + "\n"
+    return f"{fence}{info}\n{body}{fence}\n"
+
+
+MIN_MARKDOWN_CHARS = 2000
+MARKDOWN_ROWS = 100
+"""Longest summary table / alert list in a comment; the rest is counted, not listed."""
+
+
+def to_markdown(diff: Diff, *, max_chars: int = 60000, command: str | None = None) -> str:
+    """A PR comment: summary table first, details in collapsed blocks, never over max_chars.
+
+    Blocks are added in priority order; a block that does not fit is left out
+    (a long diff is first cut to what fits) and a closing note says what was cut."""
+    if max_chars < MIN_MARKDOWN_CHARS:
+        raise ValueError(f"--max-chars must be at least {MIN_MARKDOWN_CHARS}")
+    head: list[str] = [f"### promptspec: prompt changes {md_code(diff.base_label)} → {md_code(diff.head_label)}", ""]
+    head += ["| variants | count |", "|---|---:|"]
+    head += [f"| changed | {len(diff.changed)} |", f"| added | {len(diff.added)} |", f"| removed | {len(diff.removed)} |", f"| unchanged | {len(diff.unchanged)} |", ""]
+    if diff.is_empty:
+        head.append("No assembled request changed.")
+        return "\n".join(head) + "\n"
+    blocks: list[tuple[str, str]] = []  # (what, markdown)
+
+    if diff.groups:
+        rows = ["**Changes** (identical changes across variants are one row)", "", "| # | change | source | variants | Δ tokens |", "|---|---|---|---:|---:|"]
+        for g in diff.groups[:MARKDOWN_ROWS]:
+            delta = md_escape(_move_positions(g)) if g.kind == "moved" else _range(*g.delta_range)
+            title = ("base instructions" if g.fragment == INSTRUCTIONS else f"{md_code(g.fragment)}") + f" {md_escape(g.kind)}"
+            if g.kind == "moved":
+                m = g.moves[0]
+                title += f" ({md_escape(m.group_after if m.group_before == m.group_after else m.group_before + ' → ' + m.group_after)})"
+            rows.append(f"| {g.id} | {title} | {', '.join(md_code(s) for s in g.sources)} | {len(g.variants)} | {delta} |")
+        if len(diff.groups) > MARKDOWN_ROWS:
+            rows.append(f"| … | {len(diff.groups) - MARKDOWN_ROWS} more changes (see the blocks below or --format text) | | | |")
+        blocks.append(("summary of changes", "\n".join(rows) + "\n"))
+
+    alerts = _alerts(diff)
+    if alerts:
+        lines = [f"- :warning: {md_escape(a)}" for a in alerts[:MARKDOWN_ROWS]]
+        if len(alerts) > MARKDOWN_ROWS:
+            lines.append(f"- … and {len(alerts) - MARKDOWN_ROWS} more (see --format json)")
+        blocks.append(("alerts", "**Alerts**\n\n" + "\n".join(lines) + "\n"))
+
+    inc = diff.largest_increases()
+    if inc:
+        rows = ["**Largest token increases**", "", "| variant | before | after | Δ | % |", "|---|---:|---:|---:|---:|"]
+        rows += [f"| {md_code(c.id)} | {c.total_before} | {c.total_after} | {_signed(c.delta)} | {'' if c.percent is None else f'{c.percent:+.1f}%'} |" for c in inc]
+        blocks.append(("largest increases", "\n".join(rows) + "\n"))
+
+    if diff.files:
+        f2v = diff.files_to_variants()
+        rows = ["**Spec files changed**", "", "| file | status | variants with sections from it |", "|---|---|---:|"]
+        rows += [f"| {md_code(f.path)} | {f.status} | {len(f2v[f.path]) or '–'} |" for f in diff.files]
+        blocks.append(("files", "\n".join(rows) + "\n"))
+
+    for g in diff.groups:
+        blocks.append((f"change {g.id}", _group_block(g)))
+
+    if diff.changed:
+        rows = ["| variant | before | after | Δ | sections |", "|---|---:|---:|---:|---|"]
+        for c in diff.changed:
+            parts = [f"{md_code(s.fragment)} {_signed(s.delta)} ({s.group_id})" for s in c.all_changes]
+            parts += [f"{md_code(m.fragment)} moved ({m.group_id})" for m in c.moves]
+            rows.append(f"| {md_code(c.id)} | {c.total_before} | {c.total_after} | {_signed(c.delta)} | {', '.join(parts)} |")
+        blocks.append(("changed variants table", _details(f"Changed variants ({len(diff.changed)})", "\n".join(rows) + "\n")))
+    for what, items in (("added", diff.added), ("removed", diff.removed)):
+        if items:
+            rows = ["| variant | tokens | headroom before auto-compact |", "|---|---:|---:|"]
+            rows += [f"| {md_code(t.id)} | {t.total} | {'–' if t.headroom is None else t.headroom} |" for t in items]
+            blocks.append((f"{what} variants table", _details(f"{what.capitalize()} variants ({len(items)})", "\n".join(rows) + "\n")))
+
+    text = "\n".join(head) + "\n"
+    cut: list[str] = []
+    reserve = 400
+    for what, block in blocks:
+        room = max_chars - reserve - len(text)
+        if len(block) + 1 <= room:
+            text += block + "\n"
+            continue
+        trimmed = _trim_block(what, block, room, diff)
+        if trimmed is not None:
+            text += trimmed + "\n"
+            cut.append(f"part of {what}")
+        else:
+            cut.append(what)
+    if cut:
+        shown = ", ".join(cut[:8]) + (f" and {len(cut) - 8} more" if len(cut) > 8 else "")
+        rerun = md_escape(command) if command else "this diff"
+        note = f"> :scissors: Cut to fit {max_chars} characters: {md_escape(shown)}. Run {rerun} with --format text locally for everything."
+        note = note[: max_chars - len(text) - 1] if len(text) + len(note) + 1 > max_chars else note
+        text += note + "\n"
+    return text
+
+
+def _details(summary: str, body: str, diff_text: str = "") -> str:
+    parts = [f"<details><summary>{summary}</summary>", "", body.rstrip("\n"), ""]
+    if diff_text:
+        parts.append(fenced(diff_text).rstrip("\n"))
+        parts.append("")
+    parts.append("</details>")
+    return "\n".join(parts) + "\n"
+
+
+def _group_block(g: ChangeGroup, variant_limit: int = 80, diff_lines: int | None = None) -> str:
+    """One collapsed block per change; `variant_limit`/`diff_lines` shorten it to fit the cap."""
+    name = "base instructions" if g.fragment == INSTRUCTIONS else md_code(g.fragment)
+    summary = f"{g.id}: {name} {md_escape(g.kind)} in {len(g.variants)} variant{'s' if len(g.variants) != 1 else ''}"
+    if g.kind == "moved":
+        m = g.moves[0]
+        body = [
+            f"Positions in its message: {md_escape(_move_positions(g))}", "",
+            f"Example ({md_code(g.variants[0])}), {md_escape(m.group_before)} before: {', '.join(md_code(f) for f in m.order_before)}", "",
+            f"after ({md_escape(m.group_after)}): {', '.join(md_code(f) for f in m.order_after)}", "",
+        ]
+    else:
+        summary += f", Δ {_range(*g.delta_range)} tokens"
+        body = [f"Tokens {_tokens_range(b for _, b, _ in g.tokens)} → {_tokens_range(a for _, _, a in g.tokens)}. Sources: {', '.join(md_code(s) for s in g.sources)}", ""]
+    if variant_limit > 0:
+        body.append(f"Variants: {md_escape(_variants_text(g.variants, variant_limit))}")
+    else:
+        body.append(f"Variants: {len(g.variants)} (list cut to fit)")
+    body.append("")
+    text = g.diff
+    if diff_lines is not None:
+        lines = g.diff.splitlines(keepends=True)
+        if diff_lines < len(lines):
+            text = "".join(lines[:diff_lines]) + f"… {len(lines) - diff_lines} more diff lines cut\n"
+            summary += " (diff cut)"
+    return _details(summary, "\n".join(body), text)
+
+
+def _trim_block(what: str, block: str, room: int, diff: Diff) -> str | None:
+    """For a change block that does not fit: list fewer variants, then keep as many diff lines as fit."""
+    if not what.startswith("change ") or room < 400:
+        return None
+    g = diff.group(what.split(" ", 1)[1])
+    for limit in (10, 0):
+        candidate = _group_block(g, limit)
+        if len(candidate) + 1 <= room:
+            return candidate
+    lo, hi, best = 0, len(g.diff.splitlines()), None
+    while lo <= hi:  # the most diff lines that fit
+        mid = (lo + hi) // 2
+        candidate = _group_block(g, 0, mid)
+        if len(candidate) + 1 <= room:
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def format_diff(diff: Diff, fmt: str, *, max_chars: int = 60000, command: str | None = None) -> str:
+    if fmt == "json":
+        return to_json(diff)
+    if fmt == "markdown":
+        return to_markdown(diff, max_chars=max_chars, command=command)
+    return to_text(diff)

@@ -1,0 +1,284 @@
+"""Result -> the site's pages: a pure mapping of path -> content.
+
+The MkDocs plugin adds these as generated files; `promptspec build --out`
+writes them as a plain folder for other site engines.  Nothing here does I/O
+except `assets()` (reading package data) and `write_folder()` (the one place
+that writes, through atomic.replace_tree).
+
+Layout, under `prefix` (default `prompts/`):
+
+    index.md                     the matrix: every variant, tokens, % usable
+    explorer/index.md            the variant explorer: any variant, from one data file
+    explorer/explorer-data.json  its data (explorer/data.py)
+    variants/<slug>.md|.json     one page per variant + its Responses-API JSON
+                                 (all, none or some: the `variant_pages` option)
+    models/ personalities/ modes/ axes/<axis>/   index.md + one page per value
+    fragments/index.md, fragments/<name>.md      the fragment catalog
+    assembly.md                  the layout diagram
+    lint.md                      every lint finding (fragment pages show their own)
+    changes.md                   what changed since the base (changes.py)
+    ../assets/promptspec/        CSS and JS the pages and the explorer use
+
+`PageCache` keeps the per-variant pages between builds of one process
+(`mkdocs serve`): a page is made again only when its variant's Request or
+Measure is a new object, which pipeline.Session guarantees only for the
+variants an edit can change.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..assemble import export
+from ..errors import UsageError
+from ..pipeline import Result
+from ..util.atomic import replace_tree
+from . import (
+    axis_pages,
+    explorer,
+    fragment_pages,
+    matrix_page,
+    page_parts,
+)
+from . import (
+    changes as site_changes,
+)
+from . import (
+    lint_page as site_lint,
+)
+from . import (
+    select as site_select,
+)
+from . import (
+    variant as site_variant,
+)
+from .index import ASSET_DIR, CSS, JS, LIST_LIMIT, Paths, SiteIndex
+from .markup import block, front_matter, h, link, md_inline
+
+MARKER_FILE = ".promptspec-build"
+"""Written into `build --out` folders, so a rebuild only ever replaces its own output."""
+
+
+@dataclass(frozen=True)
+class Site:
+    pages: dict[str, str]  # Markdown pages (src path -> text)
+    files: dict[str, str]  # other generated files (JSON downloads)
+    nav: tuple[tuple[str, str], ...]  # overview pages: (title, src path)
+    in_nav: frozenset[str] = field(default_factory=frozenset)  # pages that belong in a nav
+    variant_page_count: int = 0  # how many variants have a page of their own
+
+    def all_files(self) -> dict[str, str]:
+        return {**self.pages, **self.files}
+
+
+class PageCache:
+    """Per-variant pages (all but their "changed since base" part) and JSON
+    downloads, kept between builds in one process.
+
+    An entry is reused while its variant's Request and Measure are the very
+    objects it was made from (the entry holds them, so their ids cannot be
+    reused) and the site's layout -- paths, link style, the set of variants
+    and which of them have pages -- is unchanged."""
+
+    def __init__(self) -> None:
+        self._layout: Any = None
+        self._parts: dict[Any, tuple[Any, Any, tuple[str, str]]] = {}
+        self._json: dict[Any, tuple[Any, str]] = {}
+        self._explorer: tuple[Any, str] | None = None
+        self.reused = 0
+        self.made = 0
+
+    def start(self, idx: SiteIndex) -> None:
+        layout = (idx.prefix, idx.links, tuple(idx.variants), idx.pages)
+        if layout != self._layout:
+            self._layout = layout
+            self._parts.clear()
+            self._json.clear()
+        self.reused = self.made = 0
+
+    def parts(self, idx: SiteIndex, v: Any) -> tuple[str, str]:
+        req, m = idx.request[v], idx.measure[v]
+        hit = self._parts.get(v)
+        if hit is not None and hit[0] is req and hit[1] is m:
+            self.reused += 1
+            return hit[2]
+        parts = site_variant.static_parts(idx, v)
+        self._parts[v] = (req, m, parts)
+        self.made += 1
+        return parts
+
+    def json(self, req: Any) -> str:
+        hit = self._json.get(req.variant)
+        if hit is not None and hit[0] is req:
+            return hit[1]
+        text = export.dumps(export.responses_payload(req))
+        self._json[req.variant] = (req, text)
+        return text
+
+    def explorer_data(self, result: Result) -> str:
+        if self._explorer is not None and self._explorer[0] is result:
+            return self._explorer[1]
+        text = explorer.data_bytes(result).decode("utf-8")
+        self._explorer = (result, text)
+        return text
+
+
+def build_site(
+    result: Result,
+    *,
+    prefix: str = "prompts",
+    links: str = "md",
+    findings: Sequence[Any] | None = None,
+    changes: site_changes.Changes | None = None,
+    rules_page: str | None = None,
+    variant_pages: Any = "auto",
+    list_limit: int = LIST_LIMIT,
+    cache: PageCache | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Site:
+    """Every page of the site, in a deterministic order.
+
+    `findings`: lint findings of `result` (None: run lint here, timed into
+    result.timings); `changes`: the comparison with the base (base.py;
+    None: no base); `rules_page`: site path of the lint rules reference, if
+    the site has one (rule IDs then link to it); `variant_pages`: which
+    variants get a page (site_select: auto, all, none, a filter mapping or a
+    parsed VariantPages); `list_limit`: overview pages summarise above this
+    many variants (index.LIST_LIMIT); `cache`: a PageCache kept between
+    builds; `progress(done, total)`: called as pages are made.  Adds
+    result.timings["explorer"] (its data) and ["pages"] (everything else)."""
+    if findings is None:
+        findings = site_lint.run(result)
+    started = time.perf_counter()
+    option = variant_pages if isinstance(variant_pages, site_select.VariantPages) else site_select.parse(variant_pages)
+    selected = site_select.select(option, result.variants, result.spec.axes)
+    idx = SiteIndex(result, prefix=prefix, links=links, findings=findings, rules_page=rules_page, changes=changes,
+                    pages=selected, list_limit=list_limit)
+    cache = cache if cache is not None else PageCache()
+    cache.start(idx)
+    paged = [v for v in idx.variants if idx.has_page(v)]
+    total = len(paged) + 1
+    pages: dict[str, str] = {}
+    files: dict[str, str] = {}
+    t = time.perf_counter()
+    pages[idx.explorer_page] = explorer_page(idx)
+    files[idx.explorer_data] = cache.explorer_data(result)
+    explorer_s = time.perf_counter() - t
+    for n, v in enumerate(paged, 1):
+        pages[idx.variant_page(v)] = site_variant.page(idx, v, cache.parts(idx, v))
+        files[idx.variant_json(v)] = cache.json(idx.request[v])
+        if progress is not None:
+            progress(n, total)
+    pages[idx.matrix_page] = matrix_page.matrix_page(idx)
+    for axis, values in idx.axes:
+        pages[idx.axis_page(axis)] = axis_pages.axis_index_page(idx, axis)
+        for value in values:
+            pages[idx.axis_page(axis, value)] = axis_pages.axis_value_page(idx, axis, value)
+    pages[idx.fragment_page()] = fragment_pages.fragments_index_page(idx)
+    for f in sorted(result.spec.fragments, key=lambda f: f.name):
+        pages[idx.fragment_page(f.name)] = fragment_pages.fragment_page(idx, f.name)
+    pages[idx.assembly_page] = fragment_pages.assembly_page(idx)
+    pages[idx.lint_page] = site_lint.lint_page(idx)
+    pages[idx.changes_page] = site_changes.changes_page(idx)
+    if progress is not None:
+        progress(total, total)
+    nav = overview_pages(prefix)
+    pages = dict(sorted(pages.items()))
+    result.timings["explorer"] = explorer_s
+    result.timings["pages"] = time.perf_counter() - started - explorer_s
+    return Site(pages, dict(sorted(files.items())), nav, frozenset(p for _, p in nav), len(paged))
+
+
+def explorer_page(idx: SiteIndex) -> str:
+    """The explorer as a site page: the picker and the script, reading
+    explorer-data.json beside it (no CDN, no other request)."""
+    page = idx.explorer_page
+    n = len(idx.variants)
+    with_pages = idx.variant_page_count
+    if with_pages == n:
+        pages_note = "Every variant also has a page of its own (linked from the matrix)."
+    elif with_pages == 0:
+        pages_note = "The variants have no pages of their own on this site: links to a variant open it here."
+    else:
+        pages_note = f"{with_pages:,} of them also have a page of their own; links to the others open them here."
+    intro = (
+        f"<p>Pick a value on every axis to see that variant of {h(idx.spec.name)} ({n:,} variants) exactly as sent: "
+        "the base instructions and every message and section in order, with token counts. "
+        f"{pages_note} The address of the page names the variant, so it can be shared. "
+        f"Back to the {link(idx.href(page, idx.matrix_page), 'Matrix')}.</p>"
+    )
+    widget = explorer.page_html(
+        explorer.DATA_FILE,  # beside the page
+        idx.axes,
+        js_url=idx.href(page, f"{ASSET_DIR}/explorer.js"),
+        css_url=idx.href(page, f"{ASSET_DIR}/explorer.css"),
+    )
+    return (
+        front_matter({"title": "Explorer", "hide": ["toc"]})
+        + "# Variant explorer\n\n"
+        + block(intro, cls="ps-intro")
+        + "\n\n"
+        + widget
+    )
+
+
+def overview_pages(prefix: str = "prompts", extra_axes: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
+    """The overview pages (title, path) a nav lists; every other page is
+    reached by links."""
+    idx = Paths(prefix)
+    return (
+        ("Matrix", idx.matrix_page),
+        ("Explorer", idx.explorer_page),
+        *((page_parts.axis_title(a), idx.axis_page(a)) for a in ("model", "personality", "mode", *extra_axes)),
+        ("Fragments", idx.fragment_page()),
+        ("Assembly", idx.assembly_page),
+        ("Lint", idx.lint_page),
+        ("Changes", idx.changes_page),
+    )
+
+
+def assets() -> dict[str, bytes]:
+    """The CSS/JS the pages use, by site path."""
+    root = resources.files("promptspec.site") / "assets"
+    names = (Path(CSS).name, Path(JS).name, *explorer.ASSETS)
+    return {f"{ASSET_DIR}/{name}": (root / name).read_bytes() for name in names}
+
+
+def error_page(title: str, message: str) -> str:
+    """A stand-in page shown by `mkdocs serve` when the spec has never built."""
+    return (
+        front_matter({"title": title})
+        + f"# {md_inline(title)}\n\n"
+        + block(f"<p>The spec could not be built:</p>\n<pre><code>{h(message)}</code></pre>", cls="ps-error admonition failure")
+        + "\n"
+    )
+
+
+def write_folder(site: Site, out: Path) -> Path:
+    """Write the site as a plain folder, replacing `out` only when complete.
+
+    Everything is staged in a folder beside `out` and swapped in at the end
+    (atomic.replace_tree), so a failed or interrupted build leaves the
+    previous output untouched.  An existing `out` is only replaced if an
+    earlier `build` wrote it (it holds MARKER_FILE) or it is empty."""
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise UsageError(f"{out} exists and is not a folder; choose another --out")
+        if any(out.iterdir()) and not (out / MARKER_FILE).is_file():
+            raise UsageError(f"{out} is not empty and was not written by 'promptspec build'; choose another --out or empty it")
+    with replace_tree(out) as staging:
+        for rel, content in sorted(site.all_files().items()):
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content.encode("utf-8"))
+        for rel, data in sorted(assets().items()):
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        (staging / MARKER_FILE).write_text("written by promptspec build; the folder is replaced on every build\n", encoding="utf-8")
+    return out

@@ -1,0 +1,286 @@
+"""The MkDocs plugin: generate the prompt pages inside `mkdocs build/serve`.
+
+The pages are added as generated files (nothing is written into docs/), so
+the spec stays the single source.  A spec error stops `mkdocs build` with the
+same one line the CLI prints; under `mkdocs serve` the last good pages stay
+up, the error goes to the terminal and onto every page, and fixing the spec
+(which is watched) rebuilds and reloads.
+
+    plugins:
+      - search
+      - promptspec:
+          spec: templates            # spec folder, relative to mkdocs.yml
+          path: prompts              # folder of the generated pages
+          mermaid_js: null           # local mermaid.min.js for offline diagrams
+          cache_dir: null            # token cache (default ~/.cache/promptspec)
+          base: lock                 # Changes page: lock | none | a git revision | a spec folder
+          lint_rules: guide/lint-rules.md   # docs page that lint rule IDs link to (if it exists)
+          variant_pages: auto        # a page per variant: auto (all up to 1,000 variants, else none),
+                                     # all, none, or a filter such as {mode: plan} (select.py)
+          list_limit: 200            # overview pages summarise above this many variants
+
+Every variant is always in the explorer page (prompts/explorer/); a variant
+without a page of its own is linked to the explorer's deep link instead.
+
+Under `mkdocs serve` the plugin keeps a pipeline.Session and a
+site.PageCache: an edit re-assembles only the variants it can change and
+regenerates only their pages.  Each build logs one line of stage timings on
+the `mkdocs.plugins.promptspec` logger; under `mkdocs build` on a terminal
+(and not in CI) a progress bar with counts is drawn on stderr.
+
+Hand-written pages get their `<!-- promptspec:example ... -->` markers
+expanded from the spec (examples.py).  A bad marker stops `mkdocs build`;
+under `mkdocs serve` it is reported and the page keeps the marker, with a
+banner.  A base that cannot be loaded (base.py) does the same: build
+error, or under serve a banner while the pages show the spec as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.config.base import ValidationError
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
+from mkdocs.structure.files import File, Files, InclusionLevel
+
+from ..errors import PromptspecError
+from . import select as site_select
+from .index import ASSET_DIR, CSS, JS, LIST_LIMIT, Paths
+from .markup import h
+
+# Spec errors under `mkdocs serve` go to the terminal through a logger of our
+# own: an ERROR on MkDocs' logger would count as a build error in strict mode
+# and abort the rebuild, taking the last good pages down with it.
+serve_log = logging.getLogger("promptspec.serve")
+log = logging.getLogger("mkdocs.plugins.promptspec")
+
+
+def _report(message: str) -> None:
+    if not serve_log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
+        serve_log.addHandler(handler)
+        serve_log.propagate = False
+    serve_log.error(message)
+
+MERMAID_JS = f"{ASSET_DIR}/mermaid.min.js"
+
+
+class _VariantPages(c.BaseConfigOption):
+    """auto | all | none | {axis: value(s) or glob(s)} -> site_select.VariantPages."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.default = "auto"
+
+    def run_validation(self, value: object) -> site_select.VariantPages:
+        try:
+            return site_select.parse(value, where="variant_pages")
+        except PromptspecError as exc:
+            raise ValidationError(exc.oneline()) from None
+
+
+class PromptspecConfig(base.Config):
+    spec = c.Type(str, default="templates")
+    path = c.Type(str, default="prompts")
+    mermaid_js = c.Optional(c.File(exists=True))
+    cache_dir = c.Optional(c.Type(str))
+    base = c.Type(str, default="lock")
+    lint_rules = c.Type(str, default="guide/lint-rules.md")
+    variant_pages = _VariantPages()
+    list_limit = c.Type(int, default=LIST_LIMIT)
+
+
+class PromptspecPlugin(BasePlugin[PromptspecConfig]):
+    """Kept across `mkdocs serve` rebuilds (it has on_startup), which is what
+    lets it keep the last good pages while the spec is broken."""
+
+    def __init__(self) -> None:
+        self.serving = False
+        self.last_site = None
+        self.error: str | None = None
+        self.spec_dir: Path | None = None
+        self.watch_dirs: list[Path] = []
+        self.result = None  # the last good pipeline Result (for examples in hand-written pages)
+        self.base_error: str | None = None
+        self.page_errors: dict[str, str] = {}
+        self.bases = None
+        self.session = None  # pipeline.Session, kept across serve rebuilds
+        self.session_key = None
+        self.cache = None  # site.PageCache, likewise
+
+    # -- lifecycle ------------------------------------------------------------
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self.serving = command == "serve"
+
+    def on_config(self, config):
+        base_dir = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
+        self.base_dir = base_dir
+        self.spec_dir = (base_dir / self.config.spec).resolve()
+        docs = Path(config.docs_dir).resolve()
+        self.docs_label = Path(os.path.relpath(docs, base_dir)).as_posix() if base_dir in docs.parents else docs.as_posix()
+        try:
+            self.prefix = Paths(self.config.path).prefix
+        except PromptspecError as exc:
+            raise PluginError(f"promptspec: error: option 'path': {exc.oneline()}") from None
+        self.cache_dir = (base_dir / self.config.cache_dir).resolve() if self.config.cache_dir else None
+        if self.config.list_limit < 1:
+            raise PluginError(f"promptspec: error: option 'list_limit' must be at least 1, found {self.config.list_limit}")
+        if self.config.mermaid_js:
+            # Before Material's check for a global `mermaid`, which would
+            # otherwise fetch it from a CDN.
+            config.extra_javascript.insert(0, MERMAID_JS)
+        config.extra_css.append(CSS)
+        config.extra_javascript.append(JS)
+        return config
+
+    def on_serve(self, server, *, config, builder):
+        for folder in [self.spec_dir, *self.watch_dirs]:
+            if folder is not None and folder.exists():
+                server.watch(str(folder))
+        return server
+
+    # -- generation -------------------------------------------------------------
+    def _generate(self, config, files: Files):
+        from .. import pipeline
+        from ..measure.counter import TokenCounter
+        from ..util.progress import Progress
+        from . import changes as site_changes
+        from . import lint_page as site_lint
+        from .base import BaseLoader
+        from .build import PageCache, build_site
+
+        key = (self.spec_dir, self.cache_dir)
+        if self.session is None or self.session_key != key:
+            self.session = pipeline.Session(self.spec_dir, counter=TokenCounter(self.cache_dir))
+            self.session_key = key
+            self.cache = PageCache()
+        counter = self.session.counter
+        # A bar only under `mkdocs build` on a terminal (never in CI or logs).
+        show = False if self.serving else None
+        with Progress("promptspec: assembling", enabled=show) as bar:
+            result = self.session.run(progress=bar)
+        self.watch_dirs = sorted(set(result.spec.fs.roots.values()))
+        findings = site_lint.run(result)
+        if self.bases is None:
+            self.bases = BaseLoader()
+        t = time.perf_counter()
+        try:
+            changes = self.bases.load(self.config.base, self.spec_dir, result, counter=counter, root=self.base_dir)
+        except PromptspecError as exc:
+            message = exc.oneline()
+            if not self.serving:
+                raise PluginError(f"promptspec: error: {message}") from None
+            _report(f"promptspec: error: {message} (the Changes page and badges are off until it is fixed)")
+            self.base_error = message
+            changes = site_changes.failed(self.config.base, message)
+        result.timings["base"] = time.perf_counter() - t
+        rules = self.config.lint_rules if files.get_file_from_path(self.config.lint_rules) is not None else None
+        # Pages are kept for the next rebuild only under serve; `mkdocs build` runs once.
+        cache = self.cache if self.serving else PageCache()
+        with Progress("promptspec: pages", enabled=show) as bar:
+            site = build_site(
+                result, prefix=self.prefix, links="dir" if config.use_directory_urls else "html",
+                findings=findings, changes=changes, rules_page=rules,
+                variant_pages=self.config.variant_pages, list_limit=self.config.list_limit,
+                cache=cache, progress=bar,
+            )
+        changed = self.session.changes
+        redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"
+        log.info(
+            "promptspec: %d variants%s, %d pages (%d variant pages, %d made, %d kept) · %s",
+            len(result.variants), redone, len(site.pages), site.variant_page_count,
+            cache.made, cache.reused, pipeline.format_timings(result.timings),
+        )
+        return site, result
+
+    def _stub(self, message: str):
+        """Pages for the nav when the spec has never built in this session."""
+        from .build import Site, error_page, overview_pages
+
+        nav = overview_pages(self.prefix)
+        return Site({path: error_page(title, message) for title, path in nav}, {}, nav, frozenset(p for _, p in nav))
+
+    def on_files(self, files: Files, *, config) -> Files:
+        from ..measure.encodings import TokenizerError
+
+        self.base_error = None
+        self.page_errors = {}
+        try:
+            site, result = self._generate(config, files)
+        except (PromptspecError, TokenizerError) as exc:
+            message = exc.oneline() if isinstance(exc, PromptspecError) else " ".join(str(exc).split())
+            if not self.serving:
+                raise PluginError(f"promptspec: error: {message}") from None
+            _report(f"promptspec: error: {message} (showing the last good pages until it is fixed)")
+            self.error = message
+            site = self.last_site or self._stub(message)
+        else:
+            self.last_site = site
+            self.result = result
+            self.error = None
+
+        from .build import assets
+
+        for path, content in sorted(site.pages.items()):
+            inclusion = InclusionLevel.UNDEFINED if path in site.in_nav else InclusionLevel.NOT_IN_NAV
+            self._add(files, File.generated(config, path, content=content, inclusion=inclusion))
+        for path, content in sorted(site.files.items()):
+            self._add(files, File.generated(config, path, content=content))
+        for path, data in sorted(assets().items()):
+            self._add(files, File.generated(config, path, content=data))
+        if self.config.mermaid_js:
+            self._add(files, File.generated(config, MERMAID_JS, abs_src_path=str(Path(self.config.mermaid_js).resolve())))
+        return files
+
+    @staticmethod
+    def _add(files: Files, file: File) -> None:
+        existing = files.get_file_from_path(file.src_uri)
+        if existing is not None:
+            raise PluginError(
+                f"promptspec: error: docs/{file.src_uri} clashes with a generated file "
+                "(remove it, or set the plugin's 'path' option to another folder)"
+            )
+        files.append(file)
+
+    def on_page_markdown(self, markdown: str, *, page, config, files) -> str:
+        """Expand promptspec markers in hand-written pages from the spec."""
+        if page.file.generated_by is not None or "promptspec:" not in markdown:
+            return markdown
+        if self.error is not None or self.result is None:
+            return markdown  # the spec is broken (serve): markers stay, the banner says why
+        from .examples import expand_examples
+
+        try:
+            return expand_examples(markdown, self.result, page=f"{self.docs_label}/{page.file.src_uri}")
+        except PromptspecError as exc:
+            if not self.serving:
+                raise PluginError(f"promptspec: error: {exc.oneline()}") from None
+            _report(f"promptspec: error: {exc.oneline()}")
+            self.page_errors[page.file.src_uri] = exc.oneline()
+            return markdown
+
+    def on_page_content(self, html: str, *, page, config, files) -> str:
+        banners = []
+        if self.error is not None:
+            banners.append(("the spec has an error; these pages are from the last good build", self.error))
+        if self.base_error is not None:
+            banners.append(("the base for the Changes page could not be loaded; changes are not shown", self.base_error))
+        if page.file.src_uri in self.page_errors:
+            banners.append(("an example on this page could not be rendered", self.page_errors[page.file.src_uri]))
+        return "".join(_banner(title, message) for title, message in banners) + html
+
+
+def _banner(title: str, message: str) -> str:
+    return (
+        '<div class="admonition failure ps-error">'
+        f'<p class="admonition-title">promptspec: {h(title)}</p>'
+        f"<pre><code>{h(message)}</code></pre></div>\n"
+    )

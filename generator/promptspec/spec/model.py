@@ -1,0 +1,190 @@
+"""The spec: what a prompt is made of, as plain frozen dataclasses.
+
+A spec folder holds `spec.yaml` (axes, layout, scenario), a Codex-style
+`models.json`, fragment definitions under `fragments/*.yaml`, and the template
+files they name.  Loading (load.py) turns it into these dataclasses; nothing
+past the spec stage touches YAML, JSON or raw dicts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .files import SpecFS
+from .limits import Limits
+
+SPEC_FILE = "spec.yaml"
+ROLES = ("developer", "user")
+ENGINES = ("jinja", "codex")
+BUILTIN_AXES = ("model", "personality", "mode")
+
+# Codex's order of sections (see docs/spec-format.md for the sources).
+DEFAULT_LAYOUT: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "developer": (
+            "model_switch",
+            "permissions",
+            "developer_instructions",
+            "collaboration_mode",
+            "realtime",
+            "personality",
+            "apps",
+            "skills",
+            "plugins",
+            "developer_extensions",
+            "token_budget",
+        ),
+        "separate_developer": ("separate_developer",),
+        "user": ("user_extensions", "agents_md", "environment_context"),
+    }
+)
+SLOT_ROLE = {"developer": "developer", "separate_developer": "developer", "user": "user"}
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+"""Names that become file names and URLs: no separators, no '..', no spaces."""
+
+DEFAULT_PERSONALITIES = ("default", "none", "friendly", "pragmatic")
+DEFAULT_MODES = ("default", "plan", "execute", "pair_programming")
+
+
+@dataclass(frozen=True)
+class Model:
+    slug: str
+    display_name: str
+    description: str
+    context_window: int | None
+    max_context_window: int | None
+    effective_context_window_percent: int
+    auto_compact_token_limit: int | None
+    base_instructions: str | None
+    instructions_template: str | None
+    instructions_variables: Mapping[str, str | None]
+    extra: Mapping[str, Any] = field(repr=False, compare=False)
+    line: int | None = None
+
+    @property
+    def usable_window(self) -> int | None:
+        if not self.context_window:
+            return None
+        return self.context_window * self.effective_context_window_percent // 100
+
+    @property
+    def compact_limit(self) -> int | None:
+        """Where Codex starts auto-compaction: the configured limit, else 90 %."""
+        if self.auto_compact_token_limit:
+            return self.auto_compact_token_limit
+        if self.context_window:
+            return self.context_window * 9 // 10
+        return None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A personality or a mode: a named value of an axis, optionally with text."""
+
+    name: str
+    display_name: str
+    description: str
+    template: str | None
+    engine: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Fragment:
+    name: str
+    role: str
+    slot: str
+    start: str
+    end: str
+    body: str | None
+    body_file: str | None
+    engine: str
+    when: Mapping[str, tuple[str, ...]]
+    requires: tuple[str, ...]
+    description: str
+    owner: str
+    variables: Mapping[str, Any]
+    order: int
+    source: str
+    line: int | None = None
+    glue_ok: bool = False
+
+    @property
+    def template_ref(self) -> str:
+        return self.body_file or f"{self.source} (inline)"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One include/exclude rule: axis -> accepted values (fnmatch patterns)."""
+
+    match: Mapping[str, tuple[str, ...]]
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class AgentsConfig:
+    tree: str | None
+    project_root: str
+    user_instructions: str | None
+    max_bytes: int
+    fallback_filenames: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Spec:
+    root: Path
+    name: str
+    models_file: str
+    models: tuple[Model, ...]
+    personalities: tuple[Choice, ...]
+    modes: tuple[Choice, ...]
+    extra_axes: tuple[tuple[str, tuple[str, ...]], ...]
+    include: tuple[Rule, ...]
+    exclude: tuple[Rule, ...]
+    layout: Mapping[str, tuple[str, ...]]
+    fragments: tuple[Fragment, ...]
+    scenario: Mapping[str, Any]
+    agents: AgentsConfig
+    encodings: tuple[tuple[str, str], ...]
+    token_budget: int | None
+    instructions_override: str | None
+    fs: SpecFS = field(repr=False, compare=False)
+    limits: Limits = field(repr=False, compare=False, default_factory=Limits)
+    memo: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    """What later stages derive from this spec once and reuse (the template
+    renderer, lookups by name): a loaded spec never changes, so neither do they."""
+    raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    def model(self, slug: str) -> Model:
+        for m in self.models:
+            if m.slug == slug:
+                return m
+        raise KeyError(slug)
+
+    def mode(self, name: str) -> Choice:
+        return next(m for m in self.modes if m.name == name)
+
+    def personality(self, name: str) -> Choice:
+        return next(p for p in self.personalities if p.name == name)
+
+    @property
+    def axes(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Every axis in matrix order: model, personality, mode, then extras."""
+        return (
+            ("model", tuple(m.slug for m in self.models)),
+            ("personality", tuple(p.name for p in self.personalities)),
+            ("mode", tuple(m.name for m in self.modes)),
+            *self.extra_axes,
+        )
+
+    def slot_message(self, slot: str) -> str:
+        for group, slots in self.layout.items():
+            if slot in slots:
+                return group
+        raise KeyError(slot)

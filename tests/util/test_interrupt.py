@@ -1,0 +1,103 @@
+"""A real `promptspec build --out` killed midway leaves the previous site intact."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _big_spec(tmp_path: Path) -> Path:
+    """The embedded spec with one more axis: ~10x the pages, so writing takes a while."""
+    spec = tmp_path / "spec"
+    shutil.copytree(ROOT / "templates", spec)
+    text = (spec / "spec.yaml").read_text(encoding="utf-8")
+    text = text.replace(
+        "  sandbox_mode: [workspace-write, read-only]\n",
+        "  sandbox_mode: [workspace-write, read-only]\n  team: [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9]\n",
+    )
+    (spec / "spec.yaml").write_text(text, encoding="utf-8")
+    return spec
+
+
+def _start(spec: Path, out: Path, cache: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PROMPTSPEC_CACHE_DIR": str(cache)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "promptspec.cli", "build", "--spec", str(spec), "--base", "none", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+def _staging(out: Path) -> list[Path]:
+    return [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")]
+
+
+def _kill_while_writing(proc: subprocess.Popen[bytes], out: Path, sig: int) -> None:
+    """Send `sig` once the new site is being staged beside `out` and has files in it."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail("the build finished before it could be interrupted; make the test spec bigger")
+        staged = _staging(out)
+        if staged and any(staged[0].rglob("*.md")):
+            proc.send_signal(sig)
+            proc.wait(timeout=60)
+            return
+        time.sleep(0.002)
+    proc.kill()
+    pytest.fail("the build never started writing")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, sig: int) -> None:
+    out = tmp_path / "public"
+    cache = tmp_path / "cache"
+    first = subprocess.run(
+        [sys.executable, "-m", "promptspec.cli", "build", "--base", "none", "--out", str(out)],
+        capture_output=True,
+        env={**os.environ, "PROMPTSPEC_CACHE_DIR": str(cache)},
+    )
+    assert first.returncode == 0, first.stderr.decode()
+    before = _tree(out)
+    assert len(before) > 50
+
+    proc = _start(_big_spec(tmp_path), out, cache)
+    _kill_while_writing(proc, out, sig)
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.returncode != 0
+    assert "Traceback" not in stderr
+    assert _tree(out) == before, "the previous site changed"
+    assert _staging(out) == [], "staging folders were left behind"
+
+
+def test_killed_build_leaves_old_site_and_next_build_cleans_up(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PROMPTSPEC_CACHE_DIR": str(cache)}
+    first = subprocess.run([sys.executable, "-m", "promptspec.cli", "build", "--base", "none", "--out", str(out)], capture_output=True, env=env)
+    assert first.returncode == 0, first.stderr.decode()
+    before = _tree(out)
+
+    big = _big_spec(tmp_path)
+    proc = _start(big, out, cache)
+    _kill_while_writing(proc, out, signal.SIGKILL)
+    assert _tree(out) == before, "SIGKILL mid-write changed the previous site"
+
+    again = subprocess.run([sys.executable, "-m", "promptspec.cli", "build", "--spec", str(big), "--base", "none", "--out", str(out)], capture_output=True, env=env)
+    assert again.returncode == 0, again.stderr.decode()
+    assert _staging(out) == []
+    assert len(_tree(out)) > len(before)
