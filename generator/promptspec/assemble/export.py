@@ -17,18 +17,18 @@ LAYOUT_LABEL_CHARS = 60
 
 def responses_payload(request: Request) -> dict[str, Any]:
     """The request body in the OpenAI Responses API shape Codex sends."""
-    return {
-        "model": request.model,
-        "instructions": request.base.text,
-        "input": [
-            {
-                "type": "message",
-                "role": message.role,
-                "content": [{"type": "input_text", "text": s.text} for s in message.sections],
-            }
-            for message in request.messages
-        ],
-    }
+    body: dict[str, Any] = {"model": request.model}
+    if request.instructions_field:
+        body["instructions"] = request.base.text
+    body["input"] = [
+        {
+            "type": "message",
+            "role": message.role,
+            "content": [{"type": "input_text", "text": s.text} for s in message.sections],
+        }
+        for message in request.messages
+    ]
+    return body
 
 
 def dumps(data: Any) -> str:

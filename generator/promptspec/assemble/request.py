@@ -86,6 +86,8 @@ class Request:
     base: BaseInstructions
     messages: tuple[Message, ...]
     notes: tuple[str, ...] = ()
+    instructions_field: bool = True
+    """False when the variant's layout sends the base instructions as a section instead."""
 
     @property
     def sections(self) -> Iterator[tuple[int, Message, Section]]:

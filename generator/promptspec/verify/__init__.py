@@ -1,6 +1,6 @@
 """Running a real agent and comparing the requests it sends with the spec's."""
 
-from ..importers.codex_cli.compare import Outcome, compare
+from ..oracle.compare import Outcome, compare
 from .run import Report, VariantResult, verify
 
 __all__ = ["Outcome", "Report", "VariantResult", "compare", "verify"]

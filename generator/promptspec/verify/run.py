@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
-from ..importers.codex_cli import binary as _binary
-from ..importers.codex_cli import harvest as _harvest
-from ..importers.codex_cli.scratch import PROMPT, make_scratch, remove_scratch
-from ..importers.codex_cli.compare import Outcome, compare
-from ..importers.codex_cli.machine import configs_of, spec_for_machine
+from ..oracle import binary as _binary
+from ..oracle import capture as _harvest
+from ..oracle.compare import Outcome, compare
+from ..oracle.machine import configs_of, spec_for_machine
+from ..oracle.scratch import PROMPT, make_scratch, remove_scratch
 
 
 @dataclass
@@ -91,8 +91,7 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
     try:
         list(_harvest.capture(codex, scratch, [chosen[0]], timeout, port))  # settle skills and project trust, as the import did
         machine = spec_for_machine(spec, scratch.values())
-        from ..assemble import Assembler
-        from ..export import responses_payload
+        from ..assemble import Assembler, responses_payload
 
         asm = Assembler(machine)
         not_modelled: list[str] = []

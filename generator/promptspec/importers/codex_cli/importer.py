@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ...atomic import replace_tree
+from ...util.atomic import replace_tree
 from ...errors import SpecError
-from . import binary as _binary
-from . import harvest as _harvest
-from .binary import CodexError
+from ...oracle import binary as _binary
+from ...oracle import capture as _harvest
+from ...oracle.binary import CodexError
 from .write_spec import Built, ImportProblem, build
 
 MARKER_FILE = "provenance.json"
@@ -35,14 +35,13 @@ def _check_out(out: Path, force: bool) -> None:
 def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None]:
     """Render every captured configuration with the capture's sentinels; (identical, total, first problem)."""
     from ...spec import load_spec
-    from .compare import compare
-    from .machine import configs_of, spec_for_machine
-    from .scratch import PROMPT
+    from ...oracle.compare import compare
+    from ...oracle.machine import configs_of, spec_for_machine
+    from ...oracle.scratch import PROMPT
 
     spec = spec_for_machine(load_spec(staging), h.sentinels)
     by_config = {c: v for v, c in configs_of(spec)}
-    from ...assemble import Assembler
-    from ...export import responses_payload
+    from ...assemble import Assembler, responses_payload
 
     asm = Assembler(spec)
     same, total, first = 0, 0, None

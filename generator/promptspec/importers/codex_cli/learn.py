@@ -16,8 +16,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
-from ...templating import codex_join
-from .harvest import AXES, Config
+from ...oracle.capture import AXES, Config
+from ...render import codex_join
 
 PERSONALITY_PLACEHOLDER = "{{ personality }}"
 SECTION_HEADING = "# Personality"

@@ -16,9 +16,10 @@ from typing import Any, Mapping
 
 import yaml
 
-from . import learn, parts
-from .harvest import AXES, MODES, PERSONALITIES, UNSET, Config, Harvest
-from .scratch import PROJECT_DOC, PROMPT
+from ...oracle import parts
+from ...oracle.capture import MODES, PERSONALITIES, Config, Harvest
+from ...oracle.scratch import PROJECT_DOC, PROMPT
+from . import learn
 
 SCENARIO_DEFAULTS = {
     "cwd": "/home/user/project",

@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import PromptspecError
+from ..errors import PromptspecError
 
 VERSION_RE = re.compile(r"^codex-cli (\d+)\.(\d+)\.(\d+)(?:[-+.][0-9A-Za-z.-]+)?\s*$")
 OLDEST = (0, 125, 0)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ...errors import SpecError
-from .harvest import AXES, Config
+from ..errors import SpecError
+from .capture import AXES, Config
 
 
 def spec_for_machine(spec, values: dict[str, str]):
@@ -24,7 +24,7 @@ def spec_for_machine(spec, values: dict[str, str]):
 
 
 def configs_of(spec) -> list[tuple[Any, Config]]:
-    from ...assemble import matrix
+    from ..assemble import matrix
 
     names = [a for a, _ in spec.axes]
     missing = [a for a in AXES if a not in names]
