@@ -170,7 +170,7 @@ def test_existing_folder_is_not_replaced(codex, tmp_path, capsys):
 
 def test_environment_is_scratch_only(codex, monkeypatch, tmp_path):
     """A real ~/.codex and API keys stay out: the run sees none of the caller's environment."""
-    from promptspec.importers.codex_cli.scratch import make_scratch, remove_scratch
+    from promptspec.oracle.scratch import make_scratch, remove_scratch
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
     s = make_scratch()

@@ -29,6 +29,8 @@ def base_instructions(spec: Spec, model: Model, personality: str) -> BaseInstruc
     if template is not None and PERSONALITY_PLACEHOLDER not in template and choice is not None and choice.removes_section:
         return BaseInstructions(remove_section(template, choice.removes_section), "template",
                                 f"without section {choice.removes_section!r}", source)
+    if template is not None and PERSONALITY_PLACEHOLDER not in template and choice is not None and choice.fills is not None:
+        return BaseInstructions(template, "template", "no {{ personality }} placeholder to fill", source)
     if template is not None and choice is not None and choice.fills is not None:
         key = f"personality_{choice.fills}" if choice.fills else "empty"
         value = model.instructions_variables.get(key) if choice.fills else ""
