@@ -213,8 +213,11 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
             raise UsageError("--model, --port and --timeout go with --cli")
         from .importers.codex_source import import_codex
 
+        from .importers.codex_source import CANNOT_KNOW
+
         written = import_codex(args.codex_dir, args.out, force=args.force)
         print(f"wrote a spec to {written}")
+        print(f"note: {CANNOT_KNOW}")
         return 0
     from .importers.codex_cli import import_cli
 

@@ -20,7 +20,7 @@ def spec_for_machine(spec, values: dict[str, str]):
     agents = spec.agents
     if "cwd" in values and agents.tree is not None:
         agents = dataclasses.replace(agents, project_root=values["cwd"])
-    return dataclasses.replace(spec, scenario=scenario, agents=agents)
+    return dataclasses.replace(spec, scenario=scenario, agents=agents, memo={})
 
 
 def configs_of(spec) -> list[tuple[Any, Config]]:
