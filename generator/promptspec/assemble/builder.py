@@ -350,6 +350,7 @@ class _Context:
                 "auto_compact_token_limit": m.auto_compact_token_limit,
                 "has_instructions_template": m.instructions_template is not None,
                 "instructions_variables": dict(m.instructions_variables),
+                "messages": m.messages,
                 "bakes_personality": m.instructions_template is not None
                 and PERSONALITY_PLACEHOLDER in m.instructions_template,
             }

@@ -65,6 +65,8 @@ class Model:
     instructions_variables: Mapping[str, str | None]
     extra: Mapping[str, Any] = field(repr=False, compare=False)
     line: int | None = None
+    messages: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    """The catalog's `model_messages` as given: per-model texts templates may read (`model.messages`)."""
 
     @property
     def usable_window(self) -> int | None:

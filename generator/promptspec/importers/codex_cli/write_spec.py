@@ -103,13 +103,14 @@ def build(h: Harvest) -> Built:
         for _, slots in lay:
             names += [s for s in slots if s not in names]
     texts = _Texts(h.sentinels)
+    own_texts = catalog_strings(h.catalog)
     fragments: dict[str, dict[str, Any]] = {}
     for name in names:
         if name in ("additional_tools",):
             out.not_modelled.append("input item `additional_tools` (a tool list; tools are not in the spec format yet)")
             continue
         values = {cfg: _part(p, name) for cfg, p in parsed.items()}
-        fragments[name] = _fragment(name, values, layouts, texts, base)
+        fragments[name] = _fragment(name, values, layouts, texts, base, own_texts)
 
     # -- spec.yaml ------------------------------------------------------------
     spec: dict[str, Any] = {
@@ -260,12 +261,72 @@ AXIS_EXPR = {"model": "model.slug", "personality": "personality.name", "mode": "
              "sandbox_mode": "sandbox_mode", "approval_policy": "approval_policy"}
 
 
-def _choice(texts: _Texts, folder: str, table: learn.Table) -> tuple[str, dict[str, str], list[str]]:
-    """A Jinja expression giving the table's text for the variant ('' when absent), its lookup and placeholders."""
+def _file_name(keys: list[tuple[str, ...]]) -> str:
+    """A readable name for a text several keys share: per axis the value(s) they
+    have in common (up to three, joined by '+'); an axis with more is left out."""
+    if not keys or not keys[0]:
+        return "text"
+    parts = []
+    for i in range(len(keys[0])):
+        values = sorted({k[i] for k in keys})
+        if len(values) <= 3:
+            parts.append("+".join(values))
+    return "--".join(parts) or "text"
+
+
+def catalog_strings(catalog: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """Per model: each longer text in its `model_messages` -> the Jinja path that reads it."""
+    out: dict[str, dict[str, str]] = {}
+
+    def walk(obj: Any, path: str, found: dict[str, str]) -> None:
+        if isinstance(obj, str) and len(obj) >= CATALOG_TEXT_MIN:
+            found.setdefault(obj, path)
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                if isinstance(k, str) and k.isidentifier():
+                    walk(v, f"{path}.{k}", found)
+    for m in catalog["models"]:
+        found: dict[str, str] = {}
+        walk(m.get("model_messages") or {}, "model.messages", found)
+        out[m["slug"]] = found
+    return out
+
+
+CATALOG_TEXT_MIN = 40
+"""Shorter catalog strings are not worth a reference (and could match by chance)."""
+
+
+def _choice(texts: _Texts, folder: str, table: learn.Table,
+            catalog: Mapping[str, Mapping[str, str]] | None = None) -> tuple[str, dict[str, Any], list[str]]:
+    """A Jinja expression giving the table's text for the variant ('' when absent), its lookup and placeholders.
+
+    Rows whose text is one of the model's own catalog texts (`model_messages`)
+    read it from there instead of storing a copy, when they all share one path."""
+    from_catalog: dict[str, str] = {}
+    if catalog and "model" in table.axes:
+        mi = table.axes.index("model")
+        hits = {k: catalog.get(k[mi], {}).get(raw) for k, raw in table.rows.items()}
+        paths = {p for p in hits.values() if p}
+        if len(paths) == 1:
+            path = paths.pop()
+            from_catalog = {"|".join(k): path for k, p in hits.items() if p == path}
+            table = learn.Table(table.axes, {k: v for k, v in table.rows.items() if "|".join(k) not in from_catalog})
+    expr, var, names = _stored_choice(texts, folder, table)
+    if not from_catalog:
+        return expr, var, names
+    name = folder.replace("/", "_") + "_from_catalog"
+    key = ' ~ "|" ~ '.join(AXIS_EXPR[a] for a in table.axes)
+    path = next(iter(from_catalog.values()))
+    return f"({path} if ({key}) in {name} else {expr})", {**var, name: sorted(from_catalog)}, names
+
+
+def _stored_choice(texts: _Texts, folder: str, table: learn.Table) -> tuple[str, dict[str, Any], list[str]]:
     lookup: dict[str, str] = {}
+    sharing: dict[str, list[tuple[str, ...]]] = {}
+    for key, raw in table.rows.items():
+        sharing.setdefault(raw, []).append(key)
     for key, raw in sorted(table.rows.items()):
-        name = "--".join(key) if key else "text"
-        lookup["|".join(key)] = texts.add(folder, name, raw)
+        lookup["|".join(key)] = texts.add(folder, _file_name(sharing[raw]), raw)
     names = texts.placeholders(lookup.values())
     args = "".join(f", {n}={n}" for n in names)
     var = folder.replace("/", "_")
@@ -278,7 +339,8 @@ def _choice(texts: _Texts, folder: str, table: learn.Table) -> tuple[str, dict[s
     return expr, {var: lookup}, names
 
 
-def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _Texts, base: learn.BaseLearned) -> dict[str, Any]:
+def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _Texts, base: learn.BaseLearned,
+              catalog: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
     role = next(r for lay in layouts.values() for r, slots in lay if name in slots)
     frag: dict[str, Any] = {"description": DESCRIPTIONS.get(name, f"A part Codex sends ({name})."), "owner": "codex",
                             "role": role, "slot": name}
@@ -324,7 +386,7 @@ def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _T
         values = {cfg: (v[len(start):len(v) - len(end)] if v is not None else None) for cfg, v in values.items()}
         frag.update({"start": start, "end": end, "glue_ok": True})
     table = learn.factor(values)
-    expr, var, _ = _choice(texts, name, table)
+    expr, var, _ = _choice(texts, name, table, catalog)
     frag["text"] = "{{ " + expr + " }}"
     if var:
         frag["variables"] = var
