@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -41,6 +42,7 @@ class Config:
     mode: str = UNSET
     sandbox_mode: str = "workspace-write"
     approval_policy: str = "on-request"
+    extra: tuple[tuple[str, str], ...] = ()  # more config keys (value as JSON), for probes; not an axis
 
     @property
     def values(self) -> dict[str, str]:
@@ -54,6 +56,7 @@ class Config:
         cfg: dict[str, Any] = {"model": self.model, "sandbox_mode": self.sandbox_mode, "approval_policy": self.approval_policy}
         if self.personality != UNSET:
             cfg["personality"] = self.personality
+        cfg.update((k, json.loads(v)) for k, v in self.extra)
         return cfg
 
 
@@ -72,6 +75,7 @@ class Harvest:
     captures: list[Capture] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)  # the models imported (empty: all)
+    roots_sorted: bool | None = None  # does the release sort the writable roots? (None: not probed)
 
 
 def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:
@@ -176,6 +180,35 @@ def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: 
     return Capture(cfg, body)
 
 
+PROBE_ROOT = "zz-promptspec-probe"
+"""A configured writable root whose path sorts after the scratch cwd: a release
+that sorts the roots lists it last, one that keeps configured roots first lists it first."""
+
+
+def _probe_root_order(binary: CodexBinary, scratch: Scratch, h: Harvest, timeout: float, port: int) -> bool | None:
+    from .parts import parse
+
+    ok = [c.config for c in h.captures if c.body is not None and c.config.sandbox_mode == "workspace-write"]
+    if not ok:
+        return None
+    probe = scratch.base / PROBE_ROOT
+    probe.mkdir(exist_ok=True)
+    base = ok[0]
+    cfg = Config(base.model, base.personality, base.mode, base.sandbox_mode, base.approval_policy,
+                 (("sandbox_workspace_write", json.dumps({"writable_roots": [str(probe)]})),))
+    got = list(capture(binary, scratch, [cfg], timeout, port))
+    if not got or got[0].body is None:
+        return None
+    text = next((t for it in parse(got[0].body).items for n, t in it.parts if n == "permissions"), "")
+    roots = ROOTS.findall(text.rsplit(" The writable root", 1)[-1]) if " The writable root" in text else []
+    if str(probe) not in roots or len(roots) < 2:
+        return None
+    return roots == sorted(roots)
+
+
+ROOTS = re.compile(r"`([^`]*)`")
+
+
 def _reason(exc: CodexError) -> str:
     text = str(exc)
     return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
@@ -204,6 +237,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
                               " turn/start collaborationMode?)"])
         h.captures = list(capture(binary, scratch, configs, timeout, port))
         h.models = wanted
+        h.roots_sorted = _probe_root_order(binary, scratch, h, timeout, port)
         if scratch.values()["current_date"] != h.sentinels["current_date"]:
             raise CodexError("the date changed during the run", release=binary.release, hint="rerun")
         return h

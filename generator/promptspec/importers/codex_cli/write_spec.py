@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -110,7 +111,7 @@ def build(h: Harvest) -> Built:
             out.not_modelled.append("input item `additional_tools` (a tool list; tools are not in the spec format yet)")
             continue
         values = {cfg: _part(p, name) for cfg, p in parsed.items()}
-        fragments[name] = _fragment(name, values, layouts, texts, base, own_texts)
+        fragments[name] = _fragment(name, values, layouts, texts, base, own_texts, h.roots_sorted)
 
     # -- spec.yaml ------------------------------------------------------------
     spec: dict[str, Any] = {
@@ -340,7 +341,7 @@ def _stored_choice(texts: _Texts, folder: str, table: learn.Table) -> tuple[str,
 
 
 def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _Texts, base: learn.BaseLearned,
-              catalog: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
+              catalog: Mapping[str, Mapping[str, str]] | None = None, roots_sorted: bool | None = None) -> dict[str, Any]:
     role = next(r for lay in layouts.values() for r, slots in lay if name in slots)
     frag: dict[str, Any] = {"description": DESCRIPTIONS.get(name, f"A part Codex sends ({name})."), "owner": "codex",
                             "role": role, "slot": name}
@@ -368,7 +369,8 @@ def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _T
             for i, sub in enumerate(("sandbox", "approval", "roots")):
                 table = learn.factor({cfg: (s[i] if s is not None else None) for cfg, s in split.items()})
                 table.rows = {k: v for k, v in table.rows.items() if v != ""}
-                expr, var, _ = _choice(texts, f"permissions/{sub}", table)
+                derived = _sorted_roots(table, texts.sentinels) if sub == "roots" and roots_sorted else None
+                expr, var, _ = derived if derived else _choice(texts, f"permissions/{sub}", table)
                 exprs.append(expr)
                 variables.update(var)
             present = learn.factor({cfg: ("yes" if v is not None else None) for cfg, v in values.items()})
@@ -391,6 +393,40 @@ def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _T
     if var:
         frag["variables"] = var
     return frag
+
+
+ROOTS_LINE = re.compile(r"^ The writable roots? (?:is|are) ((?:`[^`]*`, )*`[^`]*`)\.$")
+
+
+def _sorted_roots(table: learn.Table, sentinels: Mapping[str, str]):
+    """For a release that sorts its writable roots: the roots line computed from
+    the machine's values (cwd, home) and sorted, instead of a fixed text whose
+    order only holds for the machine it was captured on.  None if the rows are
+    not one plain roots line."""
+    exprs = set()
+    for raw in table.rows.values():
+        m = ROOTS_LINE.match(raw)
+        if not m:
+            return None
+        items = []
+        for root in re.findall(r"`([^`]*)`", m.group(1)):
+            text = parts.to_placeholders(root, sentinels)
+            found = parts.PLACEHOLDER.match(text)
+            if found and found.end() == len(text):
+                items.append(found.group(1))
+            elif found and found.start() == 0:
+                items.append(f"({found.group(1)} ~ {json.dumps(text[found.end():])})")
+            elif "{{" in text:
+                return None
+            else:
+                items.append(json.dumps(text))
+        word = "roots are" if len(items) > 1 else "root is"
+        exprs.add(f'(" The writable {word} `" ~ ([{", ".join(items)}] | sort | join("`, `")) ~ "`.")')
+    if len(exprs) != 1:
+        return None
+    key = ' ~ "|" ~ '.join(AXIS_EXPR[a] for a in table.axes) or '""'
+    expr = exprs.pop()
+    return f"({expr} if ({key}) in roots_sent_for else \"\")", {"roots_sent_for": sorted("|".join(k) for k in table.rows)}, []
 
 
 def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str]) -> dict[str, Any]:
