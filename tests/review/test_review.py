@@ -114,7 +114,12 @@ def recount(spec_dir: Path, counter: TokenCounter) -> dict[str, int]:
     out = {}
     for vid, payload in payloads(spec_dir).items():
         enc = encoding_for_model(payload["model"], spec.encodings)
-        texts = [payload["instructions"]] + [part["text"] for msg in payload["input"] for part in msg["content"]]
+        messages = [item for item in payload["input"] if item["type"] == "message"]
+        texts = [payload["instructions"]] + [part["text"] for msg in messages for part in msg["content"]]
+        # Tools: the list as the body carries it (field or additional_tools item), compact JSON.
+        tools = payload.get("tools") or [t for item in payload["input"] if item["type"] == "additional_tools" for t in item["tools"]]
+        if tools:
+            texts.append(json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
         out[vid] = sum(counter.count(t, enc) for t in texts)
     return out
 
