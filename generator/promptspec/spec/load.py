@@ -33,6 +33,7 @@ from .model import (
 from . import shaping
 from .reader import Reader, check_name, check_unique_slugs
 from .sources import Located, load_json, load_yaml
+from .tools import load_placements, load_request, load_tools
 
 SPEC_KEYS = {
     "name",
@@ -54,6 +55,8 @@ SPEC_KEYS = {
     "refuse",
     "derived",
     "aliases",
+    "tools",
+    "request",
 }
 
 
@@ -134,7 +137,7 @@ def load_spec(root: str | Path) -> Spec:
     raw_layout = top.get("layout", dict)
     if raw_layout is not None:
         lr = Reader(raw_layout, shown, "layout")
-        lr.unknown(DEFAULT_LAYOUT.keys(), "layout")
+        lr.unknown((*DEFAULT_LAYOUT.keys(), "tools"), "layout")
         for group in DEFAULT_LAYOUT:
             if group in raw_layout:
                 slots = lr.str_list(group)
@@ -148,8 +151,8 @@ def load_spec(root: str | Path) -> Spec:
 
     layouts = shaping.layouts(top, axis_names)
     if layouts:
-        if raw_layout is not None:
-            raise top.err("layouts", "give either 'layout' or 'layouts', not both")
+        if raw_layout is not None and any(group in raw_layout for group in DEFAULT_LAYOUT):
+            raise top.err("layouts", "give either 'layout' groups or 'layouts', not both", hint="'layout: {tools: ...}' may stay")
         layout = shaping.layouts_as_groups(layouts, top)
     refuse = shaping.refuse(top, dict(extra_axes))
 
@@ -172,6 +175,13 @@ def load_spec(root: str | Path) -> Spec:
         encodings.append((str(pattern), enc))
 
     fragments = _fragments(top, root, fs, layout, shown)
+
+    tool_defs, *tools_cfg = load_tools(top, fs, axis_names, models)
+    placements = load_placements(
+        raw_layout.get("tools") if isinstance(raw_layout, dict) else None, shown,
+        raw_layout.line_of("tools") if isinstance(raw_layout, Located) else None, axis_names, models,
+    )
+    request = load_request(top, placements, tuple(tools_cfg), axis_names, models)  # type: ignore[arg-type]
 
     override = top.text("instructions_override")
     if override is not None:
@@ -201,6 +211,8 @@ def load_spec(root: str | Path) -> Spec:
         refuse=MappingProxyType(refuse),
         derived=MappingProxyType(derived),
         aliases=MappingProxyType(aliases),
+        tools=tool_defs,
+        request=request,
     )
 
 
