@@ -44,8 +44,29 @@ def test_sample_is_identical(codex, spec_dir, tmp_path, capsys):
     assert "24 of 24 compared variants identical" in out
     data = json.loads(report.read_text())
     assert data["codex_release"] == PINNED and data["compared"] == data["identical"] == 24
-    assert data["not_modelled"], "what is not compared must be said"
+    assert data["not_modelled"] == []  # instructions, input, tools, parameters and key order all compared
     assert all(v["identical"] for v in data["variants"])
+
+
+def test_a_spec_without_tools_says_what_it_does_not_compare(codex, spec_dir, tmp_path, capsys):
+    bare = tmp_path / "bare"
+    shutil.copytree(spec_dir, bare)
+    shutil.rmtree(bare / "tools")
+    text = (bare / "spec.yaml").read_text()
+    (bare / "spec.yaml").write_text(_without_keys(text, ("tools", "request")))
+    rc = main(["verify", "--cli", str(codex), "--spec", str(bare), "--sample", "4", "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["identical"] == 4
+    assert "tools" in data["not_modelled"] and "request parameters" in data["not_modelled"]
+
+
+def _without_keys(yaml_text: str, keys: tuple[str, ...]) -> str:
+    import yaml
+
+    data = yaml.safe_load(yaml_text)
+    for k in keys:
+        data.pop(k, None)
+    return yaml.safe_dump(data, sort_keys=False)
 
 
 def test_edited_spec_fails_and_names_the_part(codex, spec_dir, tmp_path, capsys):

@@ -97,5 +97,7 @@ def compare(codex_body: Mapping[str, Any], ours: Mapping[str, Any], prompt: str,
         if c.tools != o.tools:
             return differ("tools", short_diff(c.tools, o.tools))
         if c.params != o.params:
-            return differ("request parameters", short_diff(c.params, o.params))
+            return differ("request parameters", short_diff(c.params.replace(",\"", ",\n\""), o.params.replace(",\"", ",\n\"")))
+        if c.keys != o.keys:
+            return differ("body key order", f"codex {', '.join(c.keys)} vs promptspec {', '.join(o.keys)}")
     return out

@@ -32,3 +32,8 @@ def configs_of(spec) -> list[tuple[Any, Config]]:
         raise SpecError(f"the spec has no {missing[0]!r} axis, so it cannot say which Codex configuration a variant is",
                         "spec.yaml", hint="verify a spec written by `promptspec import-codex --cli`, or add the axis with Codex's values")
     return [(v, Config(**{a: v.value(a) for a in AXES})) for v in matrix(spec)]
+
+
+def models_tools(spec) -> bool:
+    """Whether the spec says what tools and parameters are sent (then they are compared too)."""
+    return bool(spec.tools or spec.request.rules or spec.request.placements)

@@ -59,6 +59,7 @@ class Parsed:
     prompt: str | None
     tools: str  # canonical JSON, "" when absent
     params: str  # canonical JSON of the request parameters
+    keys: tuple[str, ...] = ()  # the body's keys in send order (volatile ones left out)
 
 
 def canonical(value: Any) -> str:
@@ -105,7 +106,8 @@ def parse(body: Mapping[str, Any], prompt: str | None = None) -> Parsed:
             out.append(Item(str(item.get("type")), str(item.get("role", "")), ((str(item.get("type")), canonical(rest)),)))
     params = {k: body[k] for k in body if k not in ("input", "instructions", "tools", *VOLATILE_BODY)}
     return Parsed(body.get("instructions"), tuple(out), got_prompt,
-                  canonical(body["tools"]) if "tools" in body else "", canonical(params))
+                  canonical(body["tools"]) if "tools" in body else "", canonical(params),
+                  tuple(k for k in body if k not in VOLATILE_BODY))
 
 
 # ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from ..errors import SpecError
 from ..oracle import binary as _binary
 from ..oracle import capture as _harvest
 from ..oracle.compare import Outcome, compare
-from ..oracle.machine import configs_of, spec_for_machine
+from ..oracle.machine import configs_of, models_tools, spec_for_machine
 from ..oracle.scratch import PROMPT, make_scratch, remove_scratch
 
 
@@ -101,7 +101,8 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
                 report.variants.append(VariantResult(v.id, cap.config.values, False, "configuration",
                                                      f"Codex {codex.release} refused it: {cap.refused}", cap.refused))
                 continue
-            outcome: Outcome = compare(cap.body, responses_payload(asm.assemble(v)), PROMPT)  # type: ignore[arg-type]
+            outcome: Outcome = compare(cap.body, responses_payload(asm.assemble(v)), PROMPT,  # type: ignore[arg-type]
+                                       compare_tools=models_tools(spec))
             for n in outcome.not_modelled:
                 if n not in not_modelled:
                     not_modelled.append(n)

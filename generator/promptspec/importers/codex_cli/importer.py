@@ -36,7 +36,7 @@ def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None
     """Render every captured configuration with the capture's sentinels; (identical, total, first problem)."""
     from ...spec import load_spec
     from ...oracle.compare import compare
-    from ...oracle.machine import configs_of, spec_for_machine
+    from ...oracle.machine import configs_of, models_tools, spec_for_machine
     from ...oracle.scratch import PROMPT
 
     spec = spec_for_machine(load_spec(staging), h.sentinels)
@@ -53,7 +53,7 @@ def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None
         if v is None:
             first = first or f"{cap.config.id}: not a variant of the written spec"
             continue
-        outcome = compare(cap.body, responses_payload(asm.assemble(v)), PROMPT)
+        outcome = compare(cap.body, responses_payload(asm.assemble(v)), PROMPT, compare_tools=models_tools(spec))
         if outcome.identical:
             same += 1
         elif first is None:

@@ -21,6 +21,7 @@ from ...oracle import parts
 from ...oracle.capture import MODES, PERSONALITIES, Config, Harvest
 from ...oracle.scratch import PROJECT_DOC, PROMPT
 from . import learn
+from .tools_spec import ToolsProblem, build_tools
 
 SCENARIO_DEFAULTS = {
     "cwd": "/home/user/project",
@@ -55,6 +56,13 @@ DESCRIPTIONS = {
     "multi_agent_usage": "How to use sub-agents.",
     "deferred_tools": "Tool namespaces the model can load on demand.",
 }
+
+
+class _Dumper(yaml.SafeDumper):
+    """Plain YAML: a repeated `when` is written out again, not as an anchor and alias."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 class ImportProblem(Exception):
@@ -107,9 +115,6 @@ def build(h: Harvest) -> Built:
     own_texts = catalog_strings(h.catalog)
     fragments: dict[str, dict[str, Any]] = {}
     for name in names:
-        if name in ("additional_tools",):
-            out.not_modelled.append("input item `additional_tools` (a tool list; tools are not in the spec format yet)")
-            continue
         values = {cfg: _part(p, name) for cfg, p in parsed.items()}
         fragments[name] = _fragment(name, values, layouts, texts, base, own_texts, h.roots_sorted)
 
@@ -125,14 +130,20 @@ def build(h: Harvest) -> Built:
         "agents_md": {"tree": "project"},
         "layouts": [_layout_entry(models_of, lay) for lay, models_of in _invert(layouts).items()],
     }
+    try:
+        tool_files, tool_keys = build_tools({c.config: c.body for c in ok}, models)  # type: ignore[misc]
+    except ToolsProblem as exc:
+        raise ImportProblem(str(exc)) from None
+    spec.update(tool_keys)
+    out.files.update(tool_files)
     if refused:
         spec["refuse"] = {"approval_policy": {a: f"Codex {h.release} refuses it ({why})" for a, why in refused}}
     spec["agents_md"]["project_root"] = SCENARIO_DEFAULTS["cwd"]
-    out.files["spec.yaml"] = _HEADER.format(release=h.release) + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100)
+    out.files["spec.yaml"] = _HEADER.format(release=h.release) + yaml.dump(spec, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     out.files["models.json"] = json.dumps(h.catalog, indent=2, ensure_ascii=False) + "\n"
     out.files["project/AGENTS.md"] = PROJECT_DOC
     for name, frag in fragments.items():
-        out.files[f"fragments/{name}.yaml"] = yaml.safe_dump(frag, sort_keys=False, allow_unicode=True, width=100)
+        out.files[f"fragments/{name}.yaml"] = yaml.dump(frag, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     for path, text in texts.files.items():
         out.files[path] = text
     out.files["provenance.json"] = json.dumps(_provenance(h, texts, out.not_modelled), indent=2, ensure_ascii=False) + "\n"
@@ -171,7 +182,8 @@ def _layouts(models: list[str], configs: list[Config], parsed: Mapping[Config, p
     """Per model: the messages in order, each with the union of its part names (in send order)."""
     out: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
     for model in models:
-        shapes = [tuple((it.role, tuple(n for n, _ in it.parts)) for it in parsed[c].items) for c in configs if c.model == model]
+        shapes = [tuple((it.role, tuple(n for n, _ in it.parts)) for it in parsed[c].items if it.kind == "message")
+                  for c in configs if c.model == model]
         if not shapes:
             continue
         count = {len(s) for s in shapes}
