@@ -155,3 +155,16 @@ def run_in(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
+
+
+def test_changes_page_against_the_lock_names_an_edited_tool(tmp_path: Path) -> None:
+    spec = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, spec)
+    plan = spec / "tools" / "update_plan.yaml"
+    plan.write_text(plan.read_text(encoding="utf-8").replace("Keep exactly one step in progress.", "Keep one step in progress."), encoding="utf-8")
+    out = tmp_path / "site"
+    proc = cli("build", "--spec", str(spec), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    page = (out / "prompts" / "changes.md").read_text(encoding="utf-8")
+    assert 'tool <a href="tools/update&#95;plan.md"' in page or 'tool <a href="tools/update_plan.md"' in page, page[:3000]
+    assert "changed" in page
