@@ -114,9 +114,25 @@ def _hostile_spec(root: Path) -> Path:
     return spec
 
 
-def _build(root: Path, name: str, spec: Path, mermaid_js: Path, www: Path) -> None:
+def _build(root: Path, name: str, spec: Path, www: Path, mermaid_js: Path | None = None, **options) -> None:
     """Build `spec` strict into www/name, the folder the test server serves."""
-    build_ok(mkdocs_config(root / f"{name}-work", spec, mermaid_js=str(mermaid_js), site_dir=www / name))
+    build_ok(mkdocs_config(root / f"{name}-work", spec, mermaid_js=str(mermaid_js) if mermaid_js else None, site_dir=www / name, **options))
+
+
+CONFORMANCE_DIFF = "-codex <b>one</b>\n+promptspec <script>alert(4)</script>"
+
+
+def _conformance_report(root: Path) -> Path:
+    """A stored verify report for the embedded spec's first two variants (our data, verify's shape)."""
+    vs = pipeline.run(TEMPLATES, counter=TokenCounter(root / "report-cache")).variants[:2]
+    rows = [{"id": vs[0].id, "config": {}, "identical": False, "refused": None,
+             "part": "input[0] developer part 1 (permissions)", "diff": CONFORMANCE_DIFF},
+            {"id": vs[1].id, "config": {}, "identical": True, "refused": None, "part": None, "diff": None}]
+    path = root / "conformance.json"
+    path.write_text(json.dumps({"kind": "promptspec-verify-report", "version": 1, "codex_release": "0.125.0",
+                                "spec": "templates", "date": "2026-12-01", "matrix_size": 2, "compared": 2,
+                                "identical": 1, "not_modelled": ["tools"], "variants": rows}), encoding="utf-8")
+    return path
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -153,9 +169,18 @@ def sites(www, embedded, mermaid_js, tmp_path_factory):
     root, base = www
     work = tmp_path_factory.mktemp("browser-hostile")
     hostile = _hostile_spec(work)
-    _build(work, "hostile", hostile, mermaid_js, root)
+    _build(work, "hostile", hostile, root, mermaid_js)
     results = {"embedded": embedded[1], "hostile": pipeline.run(hostile, counter=TokenCounter(work / "cache"))}
     return base, results
+
+
+@pytest.fixture(scope="session")
+def conformance_site(www, embedded, tmp_path_factory):
+    """The embedded spec with a stored verify report (plugin option 'conformance')."""
+    root, base = www
+    work = tmp_path_factory.mktemp("browser-conformance")
+    _build(work, "conformance", TEMPLATES, root, conformance=str(_conformance_report(work)))
+    return base, embedded[1]
 
 
 @pytest.fixture(scope="session")
@@ -409,7 +434,8 @@ def test_variant_diagram_is_drawn_and_links_to_its_sections(driver, embedded):
     req = next(r for r in result.requests if r.variant == v)
     titles = driver.execute_script(
         "return [...document.querySelectorAll('figure.ps-flow .ps-flow-node .ps-flow-title')].map(t => t.textContent)")
-    expected = ["instructions"] + [f"[{j:02}] {s.fragment}" for m in req.messages for j, s in enumerate(m.sections, 1)]
+    expected = ["instructions"] + ([f"tools ({len(req.tools)})"] if req.tools else [])
+    expected += [f"[{j:02}] {s.fragment}" for m in req.messages for j, s in enumerate(m.sections, 1)]
     assert titles == expected
     heads = driver.execute_script("return [...document.querySelectorAll('figure.ps-flow .ps-flow-head')].map(t => t.textContent)")
     assert [h.split(" ", 1)[0] for h in heads] == [f"{i:02}" for i in range(len(req.messages))]
@@ -600,3 +626,20 @@ def test_explorer_finds_prompt_text_and_the_variants_that_send_it(driver, embedd
     driver.find_element(By.CSS_SELECTOR, ".pse-find-whole input").click()
     WebDriverWait(driver, 10).until(lambda d: out.get_attribute("data-count") == "0")
     assert _errors(driver) == []
+
+
+def test_conformance_page_and_badges_render(driver, conformance_site):
+    base, result = conformance_site
+    url, v = _variant_url(base, "conformance", result, result.variants[0].id)
+    _open(driver, url)
+    badge = driver.find_element(By.CSS_SELECTOR, ".ps-badge-differs")
+    assert badge.is_displayed() and badge.text == "differs from Codex 0.125.0"
+    badge.click()
+    WebDriverWait(driver, 30).until(lambda d: "/prompts/conformance/" in d.current_url)
+    body = driver.find_element(By.TAG_NAME, "body").text
+    assert "1 of 2 compared variants are byte-identical" in body
+    assert "+promptspec <script>alert(4)</script>" in body  # the diff is shown as text, never run
+    assert not driver.find_elements(By.CSS_SELECTOR, "article script")
+    assert _errors(driver) == []
+    _open(driver, _variant_url(base, "conformance", result, result.variants[1].id)[0])
+    assert driver.find_element(By.CSS_SELECTOR, ".ps-badge-identical").text == "identical to Codex 0.125.0"

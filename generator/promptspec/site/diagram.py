@@ -73,15 +73,28 @@ def share(tokens: int, total: int) -> str:
     return pct(100.0 * tokens / (total or 1))
 
 
-def ordering(uses: Sequence, base, base_tokens: int, total: int, message_roles: Sequence[str]) -> str:
+def ordering(
+    uses: Sequence, base, base_tokens: int, total: int, message_roles: Sequence[str],
+    tools: tuple[Sequence[str], str, int] | None = None,
+) -> str:
     """A request in send order: the instructions, then each message with its
     sections.  `uses` are index.SectionUse records in send order; every box
-    links to the section's anchor on the variant page (variant.section_id)."""
+    links to the section's anchor on the variant page (variant.section_id).
+    `tools`: (tool names, placement "field" or "input", tokens) when the
+    request sends tools: one box after the instructions (the body's `tools`
+    field, beside the input, or an additional_tools input item)."""
     rule = base.rule + (f": {base.detail}" if base.detail else "")
     items = [node(
         ["instructions", f"<code>{ident(rule)}</code>", f"{base_tokens:,} tokens · {share(base_tokens, total)}"],
         role="base", href="#s-base",
     )]
+    if tools is not None:
+        names, placement, tokens = tools
+        where = "additional_tools item" if placement == "input" else "tools field, beside the input"
+        items.append(node(
+            [f"tools ({len(names)})", h(where), h(_short(", ".join(names), 48)), f"{tokens:,} tokens · {share(tokens, total)}"],
+            role="tools", href="#s-tools",
+        ))
     for i, role in enumerate(message_roles):
         mine = [u for u in uses if u.message == i]
         boxes = []

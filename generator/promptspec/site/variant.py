@@ -20,7 +20,7 @@ import bisect
 from ..assemble.export import section_label
 from ..assemble.request import Variant
 from . import changes as site_changes
-from . import diagram, mermaid
+from . import diagram, mermaid, tool_pages
 from .index import SectionUse, SiteIndex
 from .markup import (
     Cell,
@@ -55,7 +55,10 @@ def _facts(idx: SiteIndex, v: Variant, page: str) -> str:
     rule = f"<code>{h(base.rule)}</code>" + (f" — <code>{h(base.detail)}</code>" if base.detail else "")
     rows.append([Cell("base instructions", header=True), f"{rule} <span class=\"ps-dim\">from {h(base.source)}</span>"])
     rows.append([Cell("encoding", header=True), f"<code>{h(m.encoding)}</code>"])
-    rows.append([Cell("total tokens", header=True), f"<strong>{num(m.total)}</strong> (Codex estimate {num(m.estimate)})"])
+    total = f"<strong>{num(m.total)}</strong> (Codex estimate {num(m.estimate)})"
+    if req.tools:
+        total += f" — instructions, messages and {num(m.tools)} tokens of tools (offline count of their serialised JSON)"
+    rows.append([Cell("total tokens", header=True), total])
     usable = "–" if m.usable_window is None else f"{pct(m.percent_of_usable)} of {num(m.usable_window)} usable"
     rows.append([Cell("context window", header=True), usable])
     if m.compact_limit is not None:
@@ -79,6 +82,9 @@ def _bar(idx: SiteIndex, v: Variant) -> str:
     parts = [("instructions", "base", m.base, "s-base")]
     for u in idx.uses(v):
         parts.append((f"[{u.index:02}] {u.section.fragment}", u.section.role, u.tokens, section_id(u.message, u.index)))
+    req = idx.request[v]
+    if req.tools:  # one segment for the tool list, counted over its serialised JSON
+        parts.append((f"tools ({len(req.tools)})", "tools", m.tools, "s-tools"))
     made = idx.memo.setdefault("bar-parts", {})  # the same parts recur on many pages: their fixed HTML once each
     for k, (name, role, tokens, anchor) in enumerate(parts):
         width = 100.0 * tokens / total
@@ -100,7 +106,10 @@ def _order(idx: SiteIndex, v: Variant) -> str:
     req, m = idx.request[v], idx.measure[v]
     if idx.diagrams == "mermaid":
         return mermaid.fence(mermaid.ordering(req, m))
-    return diagram.ordering(idx.uses(v), req.base, m.base, m.total, [msg.role for msg in req.messages])
+    tools = None
+    if req.tools:
+        tools = (tuple(t.tool_name for t in req.tools), req.tool_placement, m.tools)
+    return diagram.ordering(idx.uses(v), req.base, m.base, m.total, [msg.role for msg in req.messages], tools=tools)
 
 
 def placement(idx: SiteIndex, v: Variant) -> str:
@@ -260,6 +269,7 @@ def static_parts(idx: SiteIndex, v: Variant) -> tuple[str, str]:
         notes = "".join(f"<li>{h(n)}</li>" for n in req.notes)
         top += [block(f"<ul>{notes}</ul>", cls="ps-notes"), ""]
     out = ["## Tokens and send order", "", _bar(idx, v), "", _order(idx, v), ""]
+    out += tool_pages.variant_tools(idx, v, src)
     out += ["## Assembled prompt", ""]
     out += [
         block(
@@ -281,7 +291,9 @@ def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None) -> st
     top, rest = parts if parts is not None else static_parts(idx, v)
     title = idx.title(v)
     out = [front_matter({"title": f"{title} · variant"}).rstrip("\n"), "", f"# {md_inline(title)}", ""]
-    badge = site_changes.badge(idx, v)
+    from . import conformance as site_conformance
+
+    badge = " ".join(b for b in (site_changes.badge(idx, v), site_conformance.badge(idx, v)) if b)
     if badge:
         out += [f'<p class="ps-badges">{badge}</p>', ""]
     out.append(top)
