@@ -541,7 +541,7 @@ def test_explorer_page_shows_a_picked_variant(driver, embedded):
     assert shown == env.text
     assert f"{result.measure_of(v).total:,} tokens" in driver.find_element(By.CSS_SELECTOR, ".pse-summary").text
     # The same numbering as the variant pages: messages 00, 01; sections [01]...
-    heads = driver.execute_script("return [...document.querySelectorAll('.pse-message-head')].map(h => h.textContent)")
+    heads = driver.execute_script("return [...document.querySelectorAll('.pse-message:not(.pse-role-tools) > .pse-message-head')].map(h => h.textContent)")
     assert [h.split(" ")[0] for h in heads] == [f"{i:02}" for i in range(len(request.messages))]
     assert _errors(driver) == []
 

@@ -25,7 +25,7 @@ def test_init_writes_a_config_for_the_spec_with_the_nav_in_reading_order(tmp_pat
     assert [s["scheme"] for s in cfg["theme"]["palette"]] == ["default", "slate"]
     assert cfg["theme"]["font"] is False
     prompts = [next(iter(e)) for e in cfg["nav"][1]["Prompts"]]
-    assert prompts == ["Matrix", "Explorer", "Models", "Personalities", "Modes", "sandbox_mode", "Fragments", "Assembly", "Lint", "Changes"]
+    assert prompts == ["Matrix", "Explorer", "Models", "Personalities", "Modes", "sandbox_mode", "Fragments", "Tools", "Assembly", "Lint", "Changes"]
     assert "<!-- promptspec:assembly -->" in (out / "docs" / "index.md").read_text(encoding="utf-8")
     assert "wrote " in capsys.readouterr().out
 
