@@ -41,6 +41,7 @@ from . import (
     axis_pages,
     explorer,
     fragment_pages,
+    history_pages,
     matrix_page,
     page_parts,
 )
@@ -139,6 +140,7 @@ def build_site(
     list_limit: int = LIST_LIMIT,
     cache: PageCache | None = None,
     progress: Callable[[int, int], None] | None = None,
+    history: Any = None,
 ) -> Site:
     """Every page of the site, in a deterministic order.
 
@@ -149,7 +151,8 @@ def build_site(
     variants get a page (site_select: auto, all, none, a filter mapping or a
     parsed VariantPages); `list_limit`: overview pages summarise above this
     many variants (index.LIST_LIMIT); `cache`: a PageCache kept between
-    builds; `progress(done, total)`: called as pages are made.  Adds
+    builds; `progress(done, total)`: called as pages are made; `history`: a
+    review.history.History for the History section (None: no section).  Adds
     result.timings["explorer"] (its data) and ["pages"] (everything else)."""
     if findings is None:
         findings = site_lint.run(result)
@@ -187,6 +190,9 @@ def build_site(
     if progress is not None:
         progress(total, total)
     nav = overview_pages(prefix)
+    if history is not None:  # review.history.History: the History section (history_pages.py)
+        pages.update(history_pages.pages(idx, history))
+        nav += (("History", history_pages.timeline_page_path(idx)),)
     pages = dict(sorted(pages.items()))
     result.timings["explorer"] = explorer_s
     result.timings["pages"] = time.perf_counter() - started - explorer_s

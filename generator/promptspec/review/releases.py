@@ -1,0 +1,185 @@
+"""One release of a spec, reduced to what a history compares.
+
+A history reads many releases, some as full pipeline Results (a git revision
+or a spec folder: text and counts) and some as lock files (hashes and counts,
+no text).  Both become a `Release`: the axes and their values, the values the
+agent refuses, and per variant its total and its *parts* -- the base
+instructions (when sent in the `instructions` field) and every section, each
+with where it sits, a hash of its text and its tokens.  Holding only that
+keeps a ten-release history of a large matrix small: texts are shared between
+variants, and a lock-file release holds no text at all.
+
+Pure: Results and lock data in, frozen dataclasses out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .lockfile import INSTRUCTIONS, request_hash, section_group
+
+BUILTIN_AXES = ("model", "personality", "mode")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of one request: a section, or the base instructions."""
+
+    name: str  # fragment name, or INSTRUCTIONS
+    place: str  # developer | separate_developer | user | instructions
+    position: int  # 1-based within its place, in send order (0 for the instructions field)
+    sha: str
+    tokens: int
+    marker: str = ""  # the section's start marker (first line), "" when unknown
+    text: str | None = None  # None for a lock-file release
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class VariantSnap:
+    id: str
+    values: tuple[tuple[str, str], ...]  # (axis, value) in axis order
+    model: str
+    encoding: str
+    total: int
+    headroom: int | None
+    sha: str  # of the exact request
+    parts: tuple[Part, ...]
+
+    def value(self, axis: str) -> str | None:
+        return dict(self.values).get(axis)
+
+
+@dataclass(frozen=True)
+class Release:
+    """A side of a history, reduced (see the module docstring)."""
+
+    label: str
+    date: str | None
+    written: str  # the side as written (`v1.2`, `dir:specs/a`, `lock:old.lock.json`)
+    commit: str | None
+    kind: str  # "spec" (a Result: text and counts) | "lock" (counts and hashes only)
+    axes: tuple[tuple[str, tuple[str, ...]], ...]
+    refused: Mapping[str, Mapping[str, str]]
+    budget: int | None  # tokens.fragment_budget (None for a lock or no budget)
+    variants: Mapping[str, VariantSnap] = field(repr=False)
+
+    @property
+    def has_text(self) -> bool:
+        return self.kind == "spec"
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        return tuple(a for a, _ in self.axes)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _marker(start: str) -> str:
+    return start.strip("\n").split("\n", 1)[0].strip()
+
+
+def _instructions_sent(request: Any) -> bool:
+    """Layouts that place the base instructions in a message (`instructions:
+    section`) do not send the field; older requests always do."""
+    layout = getattr(request, "instructions_in", None)
+    return bool(request.base.text) and layout in (None, "field")
+
+
+def from_result(result: Any, *, label: str, date: str | None = None, written: str = "", commit: str | None = None) -> Release:
+    """A Release from a pipeline Result (text and counts)."""
+    spec = result.spec
+    shas: dict[str, str] = {}  # text -> sha, texts repeat across variants
+
+    def sha(text: str) -> str:
+        found = shas.get(text)
+        if found is None:
+            found = shas[text] = _sha(text)
+        return found
+
+    variants: dict[str, VariantSnap] = {}
+    for m in result.measures:
+        req = m.request
+        parts: list[Part] = []
+        if _instructions_sent(req):
+            parts.append(Part(INSTRUCTIONS, "instructions", 0, sha(req.base.text), m.base, "", req.base.text, req.base.source))
+        positions: dict[str, int] = {}
+        for (_, _, section), (_, _, tokens, _) in zip(req.sections, m.section_tokens()):
+            group = section_group(spec, section)
+            positions[group] = positions.get(group, 0) + 1
+            text = section.text
+            parts.append(Part(section.fragment, group, positions[group], sha(text), tokens, _marker(section.start), text, section.source))
+        v = req.variant
+        variants[v.id] = VariantSnap(v.id, v.values, req.model, m.encoding, m.total, m.headroom, request_hash(req), tuple(parts))
+    refused = getattr(spec, "refuse", None) or {}
+    return Release(
+        label=label,
+        date=date,
+        written=written or label,
+        commit=commit,
+        kind="spec",
+        axes=tuple((a, tuple(vals)) for a, vals in spec.axes),
+        refused={a: dict(vals) for a, vals in sorted(refused.items())},
+        budget=spec.token_budget,
+        variants=variants,
+    )
+
+
+def _lock_axis_names(count: int, hint: tuple[str, ...] | None) -> tuple[str, ...]:
+    if hint is not None and len(hint) == count:
+        return hint
+    names = list(BUILTIN_AXES[:count])
+    names += [f"axis{i + 1}" for i in range(len(names), count)]
+    return tuple(names)
+
+
+def from_lock(data: Mapping[str, Any], *, label: str, date: str | None = None, written: str = "",
+              axis_names: tuple[str, ...] | None = None) -> Release:
+    """A Release from lock data (lockfile.read): counts and hashes, no text.
+
+    A lock names variants by id only (`model/personality/mode/...`), so the
+    axis names come from `axis_names` (a neighbouring release with as many
+    axes) or default to model, personality, mode, axis4, ..."""
+    entries = data.get("variants") or {}
+    ids = sorted(entries)
+    width = max((len(v.split("/")) for v in ids), default=3)
+    names = _lock_axis_names(width, axis_names)
+    values: dict[str, dict[str, None]] = {n: {} for n in names}
+    variants: dict[str, VariantSnap] = {}
+    for vid in ids:
+        entry = entries[vid]
+        bits = vid.split("/")
+        pairs = tuple(zip(names, bits + [""] * (width - len(bits))))
+        for axis, value in pairs:
+            values[axis][value] = None
+        parts: list[Part] = []
+        instr = entry.get("instructions") or {}
+        if isinstance(instr.get("sha256"), str) and instr.get("sha256") != _sha(""):
+            parts.append(Part(INSTRUCTIONS, "instructions", 0, instr["sha256"], _int(instr.get("tokens"))))
+        sections = entry.get("sections") or {}
+        order = sorted(sections.items(), key=lambda kv: (_group_rank(kv[1]), _int(kv[1].get("position")), kv[0]))
+        for name, sec in order:
+            if isinstance(sec, dict):
+                parts.append(Part(name, str(sec.get("group", "")), _int(sec.get("position")), str(sec.get("sha256", "")), _int(sec.get("tokens"))))
+        tokens = entry.get("tokens") or {}
+        variants[vid] = VariantSnap(vid, pairs, str(entry.get("model", pairs[0][1])), str(entry.get("encoding", "")),
+                                    _int(tokens.get("total")), None, str(entry.get("sha256", "")), tuple(parts))
+    return Release(label=label, date=date, written=written or label, commit=None, kind="lock",
+                   axes=tuple((n, tuple(values[n])) for n in names), refused={}, budget=None, variants=variants)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _group_rank(sec: Any) -> int:
+    from .lockfile import GROUP_ORDER
+
+    return GROUP_ORDER.get(sec.get("group"), 9) if isinstance(sec, dict) else 9
+
+
+__all__ = ["Part", "Release", "VariantSnap", "from_lock", "from_result"]
