@@ -1,5 +1,5 @@
 """A scratch git repository with three tagged releases of the embedded spec,
-for the history tests (a module beside them, imported as `history_repo`).
+for the history tests in tests/review/ and tests/site/ (imported as `history_repo`).
 
     v1  the embedded spec as it is
     v2  fragments/realtime.md edited; a new mode `review`

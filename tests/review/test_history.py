@@ -1,0 +1,296 @@
+"""`promptspec history`: a release series of a spec, step by step.
+
+The series is a scratch git repository with three tags (history_repo.py):
+v1 → v2 edits a fragment and adds a mode, v2 → v3 removes a model and moves a
+section into another message.  Expectations are computed independently: each
+tag's spec is assembled and every text of every request counted again, so the
+per-variant Δ the history reports is checked against a recount of both sides.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from promptspec.assemble import export
+from promptspec.assemble.builder import Assembler
+from promptspec.assemble.matrix import matrix
+from promptspec.cli import main
+from promptspec.errors import UsageError
+from promptspec.measure.counter import TokenCounter
+from promptspec.measure.encodings import encoding_for_model
+from promptspec.review import gitspec, history, lockfile, reach, releases, sides
+from promptspec.review.lockfile import INSTRUCTIONS
+from promptspec.review.releases import Part, Release, VariantSnap
+from promptspec.spec.load import load_spec
+
+from _helpers import TEMPLATES
+from history_repo import REALTIME_LINE, make_repo
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("history-token-cache")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_repo(tmp_path_factory.mktemp("history-repo") / "repo")
+
+
+def recount(spec_dir: Path) -> dict[str, int]:
+    """Total tokens per variant from the payload's texts, with a counter of its own (no cache)."""
+    spec = load_spec(spec_dir)
+    asm = Assembler(spec)
+    counter = TokenCounter(persist=False)
+    out = {}
+    for v in matrix(spec):
+        payload = export.responses_payload(asm.assemble(v))
+        enc = encoding_for_model(payload["model"], spec.encodings)
+        texts = [payload["instructions"]] + [part["text"] for msg in payload["input"] for part in msg["content"]]
+        out[v.id] = sum(counter.count(t, enc) for t in texts)
+    return out
+
+
+@pytest.fixture(scope="module")
+def totals(repo: Path) -> dict[str, dict[str, int]]:
+    out = {}
+    for tag in ("v1", "v2", "v3"):
+        with gitspec.checkout_spec(tag, spec_dir=repo) as source:
+            out[tag] = recount(source.path)
+    return out
+
+
+def cli(capsys, cache: Path, *argv: str) -> tuple[int, str, str]:
+    code = main(["--cache-dir", str(cache), *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def data(repo: Path, cache: Path) -> dict:
+    # Not through capsys (module scope): call the formatter on the same series the CLI reads.
+    from promptspec.review import history_report, series
+
+    rels = series.load_series(sides.parse_sides(["v1", "v2,label=two", "v3,date=2026-07-01"]), spec_dir=repo, counter=TokenCounter(cache))
+    return json.loads(history_report.to_json(history.build_history(rels)))
+
+
+# ---------------------------------------------------------------------------
+# The three-tag series
+
+
+def test_releases_carry_labels_and_dates(data: dict, totals: dict) -> None:
+    rel = data["releases"]
+    assert [r["label"] for r in rel] == ["v1", "two", "v3"]
+    assert [r["date"] for r in rel] == ["2026-01-05", "2026-03-10", "2026-07-01"]  # commit dates unless given
+    assert [r["variants"] for r in rel] == [len(totals[t]) for t in ("v1", "v2", "v3")]
+    assert all(len(r["commit"]) == 40 for r in rel)
+
+
+def test_step_one_lists_the_new_mode_and_the_fragment_change(data: dict, totals: dict) -> None:
+    step = data["steps"][0]
+    assert (step["base"], step["head"]) == ("v1", "two")
+    mode = next(a for a in step["axes"] if a["axis"] == "mode")
+    assert mode["added"] == ["review"] and mode["removed"] == []
+    added = sorted(v for v in totals["v2"] if v not in totals["v1"])
+    assert sorted(step["variants"]["added"]) == added and all(v.split("/")[2] == "review" for v in added)
+    assert step["variants"]["added_reach"]["text"] == "mode = review (all models)"
+    [change] = step["changes"]
+    assert change["kind"] == "changed" and change["name_after"] == "realtime"
+    assert change["reach"]["text"] == "mode = pair_programming (all models)"
+    assert sorted(change["variants"]) == sorted(v for v in totals["v1"] if v.split("/")[2] == "pair_programming")
+    assert "+" + REALTIME_LINE in change["diff"]
+
+
+def test_step_two_lists_the_removed_model_and_the_move(data: dict, totals: dict) -> None:
+    step = data["steps"][1]
+    model = next(a for a in step["axes"] if a["axis"] == "model")
+    assert model["removed"] == ["harbor-4-legacy"] and model["added"] == []
+    assert sorted(step["variants"]["removed"]) == sorted(v for v in totals["v2"] if v.startswith("harbor-4-legacy/"))
+    assert step["variants"]["removed_reach"]["text"] == "model = harbor-4-legacy"
+    moves = [c for c in step["changes"] if c["kind"] == "moved"]
+    assert [(c["name_after"], c["place_before"], c["place_after"]) for c in moves] == [("open_files", "user", "developer")]
+    assert moves[0]["diff"] == "" and moves[0]["delta_min"] == moves[0]["delta_max"] == 0
+    assert sorted(moves[0]["variants"]) == sorted(totals["v3"])  # every variant sends open_files
+
+
+def test_per_variant_delta_equals_a_recount_of_both_sides(data: dict, totals: dict) -> None:
+    for step, (a, b) in zip(data["steps"], (("v1", "v2"), ("v2", "v3"))):
+        per = step["tokens"]["per_variant"]
+        assert per, "no variant was matched"
+        assert sorted(d["id"] for d in per) == sorted(set(totals[a]) & set(totals[b]))
+        for d in per:
+            assert (d["before"], d["after"]) == (totals[a][d["base_id"]], totals[b][d["id"]]), d["id"]
+        deltas = sorted(totals[b][d["id"]] - totals[a][d["id"]] for d in per)
+        assert (step["tokens"]["delta_min"], step["tokens"]["delta_max"]) == (deltas[0], deltas[-1])
+    assert data["steps"][0]["tokens"]["delta_max"] > 0
+
+
+def test_cli_formats_list_changes_values_and_moves(repo: Path, cache: Path, capsys) -> None:
+    code, text, err = cli(capsys, cache, "history", "v1", "v2", "v3", "--spec", str(repo))
+    assert code == 0, err
+    assert "== step 1: v1 → v2" in text and "== step 2: v2 → v3" in text
+    assert "mode: review added in v2" in text
+    assert "model: harbor-4-legacy gone in v3" in text
+    assert "fragment realtime changed" in text and "in mode = pair_programming (all models)" in text
+    assert "fragment open_files moved (user message → developer message)" in text
+    assert "+" + REALTIME_LINE in text
+    code, md, err = cli(capsys, cache, "history", "v1", "v2", "v3", "--spec", str(repo), "--format", "markdown")
+    assert code == 0, err
+    assert md.startswith("# Prompt history") and "## v1 → v2" in md and "## v2 → v3" in md
+    assert "harbor-4-legacy gone in v3" in md and "review added in v2" in md
+    assert "open&#95;files moved" in md and "```diff" in md
+    code, js, err = cli(capsys, cache, "history", "v1", "v3", "--spec", str(repo), "--format", "json")
+    assert code == 0, err
+    step = json.loads(js)["steps"][0]
+    kinds = {(c["kind"], c["name_after"] or c["name_before"]) for c in step["changes"]}
+    assert {("changed", "realtime"), ("moved", "open_files")} <= kinds
+
+
+def test_lock_and_folder_sides(repo: Path, cache: Path, capsys, tmp_path: Path, totals: dict) -> None:
+    with gitspec.checkout_spec("v1", spec_dir=repo) as source:
+        from promptspec import pipeline
+
+        lock = tmp_path / "v1.lock.json"
+        lockfile.write(lock, lockfile.build(pipeline.run(source.path, counter=TokenCounter(cache))))
+    code, out, err = cli(capsys, cache, "history", f"lock:{lock},label=one", f"dir:{repo}", "--spec", str(repo), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["kind"] for r in doc["releases"]] == ["lock", "spec"]
+    step = doc["steps"][0]
+    realtime = next(c for c in step["changes"] if c["name_after"] == "realtime")
+    assert realtime["diff"] == ""  # a lock has no text
+    assert any(c["kind"] == "moved" and c["name_after"] == "open_files" for c in step["changes"])
+    for d in step["tokens"]["per_variant"]:
+        assert (d["before"], d["after"]) == (totals["v1"][d["base_id"]], totals["v3"][d["id"]])
+
+
+def test_a_folder_is_never_guessed_from_a_bare_argument(repo: Path, cache: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(repo.parent)
+    (repo.parent / "v1").mkdir(exist_ok=True)  # a folder named like the tag: still the tag
+    (repo.parent / "v1" / "spec.yaml").write_text("name: fake\n", encoding="utf-8")
+    code, out, err = cli(capsys, cache, "history", "v1", "v2", "--spec", str(repo), "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["releases"][0]["commit"]
+    code, out, err = cli(capsys, cache, "history", "templates", "v2", "--spec", str(repo))
+    assert code == 2 and "unknown git revision 'templates'" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["v1"], "at least two"),
+    (["v1", "nope"], "unknown git revision 'nope'"),
+    (["v1", "dir:/nonexistent/x"], "is not a spec folder"),
+    (["v1", "lock:/nonexistent/x.json"], "no lock file"),
+    (["v1", "v1"], "both named 'v1'"),
+    (["v1", "v2,date=yesterday"], "is not an ISO date"),
+    (["v1", "HEAD:templates"], "is not a git revision"),
+])
+def test_bad_sides_are_one_line_errors(repo: Path, cache: Path, capsys, argv, message) -> None:
+    code, out, err = cli(capsys, cache, "history", *argv, "--spec", str(repo))
+    assert code == 2 and out == ""
+    assert err.startswith("promptspec: error: ") and message in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------
+# Pure parts
+
+
+def test_side_syntax() -> None:
+    s = sides.parse_side("dir:specs/0.150.0,label=0.150.0,date=2026-10-02")
+    assert (s.kind, s.ref, s.label, s.date, s.name) == ("dir", "specs/0.150.0", "0.150.0", "2026-10-02", "0.150.0")
+    assert sides.parse_side("lock:a.json").kind == "lock"
+    assert sides.parse_side("rev:origin/main").ref == "origin/main"
+    assert sides.parse_side("v1.2").kind == "rev"
+    assert sides.parse_side(s.written()) == s
+    with pytest.raises(UsageError):
+        sides.parse_side("dir:")
+
+
+def _release(label: str, variants: dict[str, tuple[tuple[tuple[str, str], ...], tuple[Part, ...]]],
+             refused: dict | None = None) -> Release:
+    axes: dict[str, list[str]] = {}
+    snaps = {}
+    for vid, (values, parts) in variants.items():
+        for a, v in values:
+            axes.setdefault(a, [])
+            if v not in axes[a]:
+                axes[a].append(v)
+        total = sum(p.tokens for p in parts)
+        snaps[vid] = VariantSnap(vid, values, values[0][1], "o200k_base", total, None, "|".join(f"{p.name}@{p.place}:{p.sha}" for p in parts), parts)
+    return Release(label, None, label, None, "spec", tuple((a, tuple(v)) for a, v in axes.items()), refused or {}, None, snaps)
+
+
+def _part(name: str, place: str, pos: int, text: str, tokens: int, marker: str = "") -> Part:
+    return Part(name, place, pos, releases._sha(text), tokens, marker, text, f"{name}.md")
+
+
+BASE = "You are a coding agent.\n\n# How you work\nRead before you write. Keep changes small and focused on the request.\n"
+
+
+def test_instructions_moving_into_a_developer_message_is_a_move() -> None:
+    vals = (("model", "m"), ("personality", "default"), ("mode", "default"))
+    a = _release("0.125.0", {"m/default/default": (vals, (_part(INSTRUCTIONS, "instructions", 0, BASE, 20),
+                                                           _part("permissions", "developer", 1, "<p>x</p>", 3, "<p>")))})
+    b = _release("0.150.0", {"m/default/default": (vals, (_part("base_instructions", "developer", 1, BASE, 20),
+                                                           _part("permissions", "developer", 2, "<p>x</p>", 3, "<p>")))})
+    c = _release("0.169.0", {"m/default/default": (vals, (_part("base_instructions", "developer", 1, BASE + "Say what you verified.\n", 25),
+                                                           _part("permissions", "developer", 2, "<p>x</p>", 3, "<p>")))})
+    step1, step2 = history.build_history([a, b, c]).steps
+    [move] = step1.changes
+    assert (move.kind, move.name_before, move.name_after, move.place_before, move.place_after, move.how) == (
+        "moved", INSTRUCTIONS, "base_instructions", "instructions", "developer", "same text")
+    assert move.diff == ""
+    [change] = step2.changes
+    assert change.kind == "changed" and "+Say what you verified." in change.diff
+    # Moved *and* changed: matched by similar text.
+    step = history.compare_releases(a, c)
+    assert [(ch.kind, ch.how) for ch in step.changes] == [("moved", "similar text")] and "+Say what you verified." in step.changes[0].diff
+
+
+def test_values_that_come_and_go_and_refused_values_are_listed() -> None:
+    def variants(approvals: list[str]) -> dict:
+        return {f"m/default/default/{ap}": ((("model", "m"), ("personality", "default"), ("mode", "default"), ("approval_policy", ap)),
+                                            (_part("permissions", "developer", 1, f"<p>{ap}</p>", 3),)) for ap in approvals}
+
+    a = _release("0.125.0", variants(["untrusted", "on-request"]))
+    b = _release("0.150.0", variants(["on-request", "never"]),
+                 refused={"approval_policy": {"untrusted": "approval_policy = \"untrusted\" is no longer supported"}})
+    step = history.compare_releases(a, b)
+    [ax] = step.axes
+    assert (ax.added, ax.removed) == (("never",), ("untrusted",))
+    assert ax.refused == (("untrusted", 'approval_policy = "untrusted" is no longer supported'),)
+    from promptspec.review.history_report import axis_lines
+
+    lines = axis_lines(step)
+    assert "approval_policy: never added in 0.150.0" in lines
+    assert any(line.startswith("approval_policy: untrusted gone in 0.150.0") and "no longer supported" in line for line in lines)
+    assert step.added == ("m/default/default/never",) and step.removed == ("m/default/default/untrusted",)
+
+
+def test_a_new_axis_compares_each_new_variant_with_its_predecessor() -> None:
+    old = _release("1", {"m/default/default": ((("model", "m"), ("personality", "default"), ("mode", "default")),
+                                               (_part("a", "developer", 1, "A", 5),))})
+    new = _release("2", {f"m/default/default/{s}": ((("model", "m"), ("personality", "default"), ("mode", "default"), ("sandbox", s)),
+                                                    (_part("a", "developer", 1, "A", 5), _part("sb", "developer", 2, s, n)))
+                         for s, n in (("ro", 2), ("rw", 4))})
+    step = history.compare_releases(old, new)
+    assert step.axes[0].axis == "sandbox" and step.axes[0].axis_added
+    assert sorted((d.base_id, d.id, d.delta) for d in step.deltas) == [("m/default/default", "m/default/default/ro", 2),
+                                                                      ("m/default/default", "m/default/default/rw", 4)]
+    assert step.added == () and step.removed == ()
+
+
+def test_reach_summaries_use_axis_rules_and_ids_only_as_a_fallback() -> None:
+    spec = load_spec(TEMPLATES)
+    universe = reach.Universe({v.id: v.values for v in matrix(spec)})
+    ids = list(universe.ids)
+    plan = [v for v in ids if v.split("/")[2] == "plan"]
+    assert reach.summarise(plan, universe).text() == "mode = plan (all models)"
+    assert reach.summarise(ids, universe).text() == f"all {len(ids)} variants"
+    two = [v for v in plan if v.startswith("harbor-5/")] + [v for v in ids if v.split("/")[2] == "execute"]
+    assert reach.summarise(two, universe).text() == "mode = execute (all models); model = harbor-5, mode = plan"
+    odd = [ids[0], ids[7]]
+    assert reach.summarise(odd, universe).text() == f"2 variants: {ids[0]}, {ids[7]}"
