@@ -27,8 +27,8 @@ from .page_parts import join_blocks, page_head, para
 
 FOLDER = "history"
 MAX_LINES = 6
-PALETTE = ("#3b82f6", "#f59e0b", "#10b981", "#ef4444", "#a855f7", "#ec4899")
-"""Mid-tone colours: contrast ≥ 3:1 against white and against Material's slate background."""
+PALETTE = ("#3b82f6", "#d97706", "#059669", "#e11d48", "#a855f7", "#db2777")
+"""Mid-tone colours: contrast of at least 3:1 (WCAG, graphics) on white and on Material's slate background (#1e2129)."""
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 720, 300, 64, 16, 16, 48
 
 
