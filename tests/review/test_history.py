@@ -294,3 +294,43 @@ def test_reach_summaries_use_axis_rules_and_ids_only_as_a_fallback() -> None:
     assert reach.summarise(two, universe).text() == "mode = execute (all models); model = harbor-5, mode = plan"
     odd = [ids[0], ids[7]]
     assert reach.summarise(odd, universe).text() == f"2 variants: {ids[0]}, {ids[7]}"
+
+
+def test_revisions_are_kept_on_disk_and_a_damaged_copy_is_ignored(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    from promptspec import pipeline
+    from promptspec.review import history_report, release_cache, series
+
+    runs = []
+    real_run = pipeline.run
+    monkeypatch.setattr(pipeline, "run", lambda *a, **k: runs.append(a[0]) or real_run(*a, **k))
+
+    counter = TokenCounter(tmp_path / "cache")
+    parsed = sides.parse_sides(["v1", "v2", "v3"])
+    first = history_report.to_json(history.build_history(series.load_series(parsed, spec_dir=repo, counter=counter)))
+    stored = sorted((tmp_path / "cache" / release_cache.FOLDER).glob("*.json"))
+    assert len(stored) == 3
+    again = history_report.to_json(history.build_history(series.load_series(parsed, spec_dir=repo, counter=TokenCounter(tmp_path / "cache"))))
+    assert again == first
+    assert len(runs) == 3  # the second history assembled nothing
+    # An edited count with a stale digest is not used: the release is made again, with the true figures.
+    raw = stored[0].read_bytes()
+    head, _, body = raw.partition(b"\n")
+    data = json.loads(body)
+    data["variants"][0][4] += 1000
+    stored[0].write_bytes(head + b"\n" + json.dumps(data).encode())
+    assert history_report.to_json(history.build_history(series.load_series(parsed, spec_dir=repo, counter=TokenCounter(tmp_path / "cache")))) == first
+    assert len(runs) == 4  # only the damaged one was made again
+    # Loading from a stored release gives the same Release as building it.
+    k = release_cache.key(gitspec.resolve_commit(repo.parent, "v2"), "templates")
+    loaded = release_cache.load(tmp_path / "cache", k, label="v2", date="2026-03-10", written="v2")
+    built = series.load_series(sides.parse_sides(["v1", "v2"]), spec_dir=repo, counter=TokenCounter(persist=False))[1]
+    assert loaded == built
+
+
+def test_an_old_lock_without_axes_takes_the_names_of_a_neighbour() -> None:
+    data = {"format": 1, "variants": {"m/default/plan/ro": {"sha256": "x", "tokens": {"total": 5}, "sections": {}}}}
+    rel = releases.from_lock(data, label="old", axis_names=("model", "personality", "mode", "sandbox"))
+    assert rel.axis_names == ("model", "personality", "mode", "sandbox")
+    assert releases.from_lock(data, label="old").axis_names == ("model", "personality", "mode", "axis4")
+    data["axes"] = [{"name": n, "values": []} for n in ("model", "personality", "mode", "sandbox_mode")]
+    assert releases.from_lock(data, label="old", axis_names=("a", "b", "c", "d")).axis_names[3] == "sandbox_mode"

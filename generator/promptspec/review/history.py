@@ -205,9 +205,13 @@ def match_variants(base: Release, head: Release) -> tuple[list[tuple[str, str]],
     variant may pair with several head variants (an axis appeared); several
     base variants for one key (an axis disappeared) pair with nothing."""
     shared = [a for a in base.axis_names if a in head.axis_names]
+    if tuple(shared) == base.axis_names == head.axis_names:
+        pairs = [(vid, vid) for vid in head.variants if vid in base.variants]
+        return pairs, [v for v in head.variants if v not in base.variants], [v for v in base.variants if v not in head.variants]
 
     def key(v: VariantSnap) -> tuple[str | None, ...]:
-        return tuple(v.value(a) for a in shared)
+        values = dict(v.values)
+        return tuple(values.get(a) for a in shared)
 
     by_key: dict[tuple, list[str]] = {}
     for vid, v in base.variants.items():

@@ -18,7 +18,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .lockfile import INSTRUCTIONS, request_hash, section_group
+from .lockfile import GROUP_ORDER, INSTRUCTIONS, request_hash, section_group
 
 BUILTIN_AXES = ("model", "personality", "mode")
 
@@ -49,7 +49,10 @@ class VariantSnap:
     parts: tuple[Part, ...]
 
     def value(self, axis: str) -> str | None:
-        return dict(self.values).get(axis)
+        for a, v in self.values:
+            if a == axis:
+                return v
+        return None
 
 
 @dataclass(frozen=True)
@@ -137,34 +140,52 @@ def _lock_axis_names(count: int, hint: tuple[str, ...] | None) -> tuple[str, ...
     return tuple(names)
 
 
+def _lock_axes(data: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The axis names a lock records (locks written before they did have none)."""
+    axes = data.get("axes")
+    if not isinstance(axes, list):
+        return None
+    names = tuple(a.get("name") for a in axes if isinstance(a, dict))
+    return names if names and all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names) else None
+
+
 def from_lock(data: Mapping[str, Any], *, label: str, date: str | None = None, written: str = "",
               axis_names: tuple[str, ...] | None = None) -> Release:
     """A Release from lock data (lockfile.read): counts and hashes, no text.
 
-    A lock names variants by id only (`model/personality/mode/...`), so the
-    axis names come from `axis_names` (a neighbouring release with as many
-    axes) or default to model, personality, mode, axis4, ..."""
+    A lock names variants by id (`model/personality/mode/...`); the axis names
+    are the lock's own `axes`, else `axis_names` (a neighbouring release with
+    as many axes), else model, personality, mode, axis4, ..."""
     entries = data.get("variants") or {}
     ids = sorted(entries)
     width = max((len(v.split("/")) for v in ids), default=3)
-    names = _lock_axis_names(width, axis_names)
+    names = _lock_axis_names(width, _lock_axes(data) or axis_names)
     values: dict[str, dict[str, None]] = {n: {} for n in names}
     variants: dict[str, VariantSnap] = {}
+    parts_seen: dict[tuple, Part] = {}  # the same section in many variants: one Part
+    empty = _sha("")
     for vid in ids:
         entry = entries[vid]
         bits = vid.split("/")
         pairs = tuple(zip(names, bits + [""] * (width - len(bits))))
         for axis, value in pairs:
             values[axis][value] = None
-        parts: list[Part] = []
+        rows: list[tuple] = []
         instr = entry.get("instructions") or {}
-        if isinstance(instr.get("sha256"), str) and instr.get("sha256") != _sha(""):
-            parts.append(Part(INSTRUCTIONS, "instructions", 0, instr["sha256"], _int(instr.get("tokens"))))
-        sections = entry.get("sections") or {}
-        order = sorted(sections.items(), key=lambda kv: (_group_rank(kv[1]), _int(kv[1].get("position")), kv[0]))
-        for name, sec in order:
+        if isinstance(instr.get("sha256"), str) and instr["sha256"] != empty:
+            rows.append((-1, 0, INSTRUCTIONS, "instructions", instr["sha256"], _int(instr.get("tokens"))))
+        for name, sec in (entry.get("sections") or {}).items():
             if isinstance(sec, dict):
-                parts.append(Part(name, str(sec.get("group", "")), _int(sec.get("position")), str(sec.get("sha256", "")), _int(sec.get("tokens"))))
+                group = str(sec.get("group", ""))
+                rows.append((GROUP_ORDER.get(group, 9), _int(sec.get("position")), name, group, str(sec.get("sha256", "")), _int(sec.get("tokens"))))
+        rows.sort()
+        parts = []
+        for _, pos, name, group, sha, tokens in rows:
+            key = (name, group, pos, sha, tokens)
+            part = parts_seen.get(key)
+            if part is None:
+                part = parts_seen[key] = Part(name, group, pos, sha, tokens)
+            parts.append(part)
         tokens = entry.get("tokens") or {}
         variants[vid] = VariantSnap(vid, pairs, str(entry.get("model", pairs[0][1])), str(entry.get("encoding", "")),
                                     _int(tokens.get("total")), None, str(entry.get("sha256", "")), tuple(parts))
@@ -174,12 +195,6 @@ def from_lock(data: Mapping[str, Any], *, label: str, date: str | None = None, w
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _group_rank(sec: Any) -> int:
-    from .lockfile import GROUP_ORDER
-
-    return GROUP_ORDER.get(sec.get("group"), 9) if isinstance(sec, dict) else 9
 
 
 __all__ = ["Part", "Release", "VariantSnap", "from_lock", "from_result"]

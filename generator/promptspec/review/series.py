@@ -4,8 +4,10 @@ Each side (sides.py) becomes a Release (releases.py): a git revision is
 materialised from git (gitspec.materialise) and run through the pipeline, a
 spec folder is run where it is, a lock file is read.  Counting goes through
 one TokenCounter, so every text shared between releases -- nearly all of them
--- is counted once and then comes from the token cache; a lock-file side costs
-no counting at all.  A revision's date defaults to its commit date.
+-- is counted once and then comes from the token cache; a revision, which
+cannot change, is assembled once and then read back from release_cache.py; a
+lock-file side costs no assembly and no counting at all.  A revision's date
+defaults to its commit date.
 
 `SeriesCache` keeps Releases between calls in one process (`mkdocs serve`),
 keyed by commit id (a revision cannot change) or by the digests of a folder's
@@ -22,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import UsageError
 from ..spec.model import SPEC_FILE
-from . import gitspec, lockfile
+from . import gitspec, lockfile, release_cache
 from .releases import Release, from_lock, from_result
 from .sides import Side
 
@@ -56,7 +58,12 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
 
     if len(sides) < 2:
         raise UsageError("a history needs at least two sides (releases)")
+    from ..measure.counter import TokenCounter
+
     root = Path(root) if root is not None else Path.cwd()
+    counter = counter if counter is not None else TokenCounter()
+    # Releases of revisions are kept beside the token cache (release_cache.py); none when counting is not persisted.
+    disk = Path(counter.cache_path).parent if getattr(counter, "cache_path", None) else None
     out: list[Release] = []
     pending_locks: list[tuple[int, Side, Path, bytes]] = []
     with tempfile.TemporaryDirectory(prefix="promptspec-history-") as tmp:
@@ -88,6 +95,9 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
                 date = side.date or _commit_date(repo, commit)
                 source = None
             found = cache.get(key) if cache is not None else None
+            disk_key = release_cache.key(commit, rel) if source is None else None
+            if found is None and disk_key is not None:
+                found = release_cache.load(disk, disk_key, label=side.name, date=date, written=side.written())
             if found is None:
                 if source is None:
                     work = Path(tmp) / str(i)
@@ -98,8 +108,10 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
                     source = gitspec.SpecSource(side.ref, path, commit)
                 result = gitspec.load_side(where, source, lambda p: pipeline.run(p, counter=counter))
                 found = from_result(result, label=side.name, date=date, written=side.written(), commit=source.commit)
-                if cache is not None:
-                    cache.put(key, found)
+                if disk_key is not None:
+                    release_cache.store(disk, disk_key, found, result)
+            if cache is not None:
+                cache.put(key, found)
             out.append(found)
     for i, side, path, data in pending_locks:
         hint = _axis_hint(out, i)
