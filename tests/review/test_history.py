@@ -170,13 +170,18 @@ def test_lock_and_folder_sides(repo: Path, cache: Path, capsys, tmp_path: Path, 
 
 def test_a_folder_is_never_guessed_from_a_bare_argument(repo: Path, cache: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(repo.parent)
-    (repo.parent / "v1").mkdir(exist_ok=True)  # a folder named like the tag: still the tag
+    (repo.parent / "v1").mkdir(exist_ok=True)  # a folder named like the tag
     (repo.parent / "v1" / "spec.yaml").write_text("name: fake\n", encoding="utf-8")
-    code, out, err = cli(capsys, cache, "history", "v1", "v2", "--spec", str(repo), "--format", "json")
+    code, out, err = cli(capsys, cache, "history", "v1", "v2", "--spec", str(repo))
+    assert code == 2 and "'v1' is ambiguous" in err and "rev:v1" in err and err.count("\n") == 1
+    code, out, err = cli(capsys, cache, "history", "rev:v1", "v2", "--spec", str(repo), "--format", "json")
     assert code == 0, err
     assert json.loads(out)["releases"][0]["commit"]
-    code, out, err = cli(capsys, cache, "history", "templates", "v2", "--spec", str(repo))
-    assert code == 2 and "unknown git revision 'templates'" in err and err.count("\n") == 1
+    code, out, err = cli(capsys, cache, "history", "./templates,label=here", "v2", "--spec", str(repo), "--format", "json")
+    assert code == 0, err
+    assert [r["kind"] for r in json.loads(out)["releases"]] == ["spec", "spec"]
+    code, out, err = cli(capsys, cache, "history", "no-such", "v2", "--spec", str(repo))
+    assert code == 2 and "unknown git revision 'no-such'" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -204,6 +209,8 @@ def test_side_syntax() -> None:
     assert sides.parse_side("lock:a.json").kind == "lock"
     assert sides.parse_side("rev:origin/main").ref == "origin/main"
     assert sides.parse_side("v1.2").kind == "rev"
+    assert sides.parse_side("./old").kind == sides.parse_side("/abs/old").kind == "dir"
+    assert sides.parse_side("rev:./x").kind == "rev"  # an explicit prefix wins over the path-like form
     assert sides.parse_side(s.written()) == s
     with pytest.raises(UsageError):
         sides.parse_side("dir:")

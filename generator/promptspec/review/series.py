@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..spec.model import SPEC_FILE
 from . import gitspec, lockfile, release_cache
 from .releases import Release, from_lock, from_result
-from .sides import Side
+from .sides import Side, check_unambiguous
 
 
 class SeriesCache:
@@ -71,6 +71,7 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
             if progress is not None:
                 progress(side.name)
             where = f"side {i + 1} ({side.written()})"
+            check_unambiguous(side, root)
             if side.kind == "lock":
                 path = _under(root, side.ref)
                 data = _read_bytes(path, where)
@@ -78,7 +79,7 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
                 out.append(None)  # type: ignore[arg-type]  # filled below, once axis names are known
                 continue
             if side.kind == "dir":
-                folder = _under(root, side.ref)
+                folder = _under(root, os.path.expanduser(side.ref))
                 if not folder.is_dir() or not (folder / SPEC_FILE).is_file():
                     raise UsageError(f"{where}: {side.ref} is not a spec folder (no {SPEC_FILE} in it)")
                 files = gitspec.digest_tree(folder)

@@ -3,12 +3,14 @@
 `promptspec diff` used to read an argument as a folder when one of that name
 existed and as a git revision otherwise, so a pull request that adds a folder
 named `origin/main/` could make the gate compare against its own copy.  A
-side is now said explicitly:
+side is said explicitly -- the same rules as `diff`'s sides (gitspec.side_kind
+on the security branch), plus lock files and labels for a release series:
 
-    dir:PATH    a spec folder (it must hold spec.yaml)
+    dir:PATH    a spec folder (it must hold spec.yaml); also ./PATH, ../PATH, /PATH, ~/PATH
     lock:PATH   a lock file (prompts.lock.json): hashes and counts, no text
     rev:REV     a git revision of the repository holding --spec
-    REV         anything else is a git revision too (never a folder)
+    REV         any other bare name is a git revision -- and is refused as
+                ambiguous when a file or folder of that name exists (`check_unambiguous`)
 
 and may carry a label and a date for a release series (`history`):
 
@@ -16,14 +18,16 @@ and may carry a label and a date for a release series (`history`):
     dir:imports/0.169.0,label=0.169.0
 
 The options are the trailing `,label=...` / `,date=...` parts; a label cannot
-hold a comma.  Parsing is pure (no file system, no git); opening a side is in
-gitspec.py (`open_spec_side`).
+hold a comma.  `parse_side` is pure (no file system, no git); series.py opens
+the sides.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import UsageError
 
@@ -41,6 +45,7 @@ class Side:
     ref: str  # the revision, folder or file as written
     label: str | None = None
     date: str | None = None
+    explicit: bool = False  # written with its dir:/lock:/rev: prefix
 
     @property
     def name(self) -> str:
@@ -49,7 +54,7 @@ class Side:
 
     def written(self) -> str:
         """The side as the user would type it again (for messages and reports)."""
-        head = self.ref if self.kind == "rev" else f"{self.kind}:{self.ref}"
+        head = f"{self.kind}:{self.ref}" if self.explicit else self.ref
         return head + (f",label={self.label}" if self.label else "") + (f",date={self.date}" if self.date else "")
 
 
@@ -71,11 +76,13 @@ def parse_side(text: str, *, label: str | None = None, date: str | None = None) 
             raise UsageError(f"side {raw!r} gives {key}= twice")
         options[key] = value
         body = body[: m.start()]
-    kind, ref = "rev", body
+    kind, ref, explicit = "rev", body, False
     for prefix in KINDS:
         if body.startswith(prefix + ":"):
-            kind, ref = prefix, body[len(prefix) + 1 :]
+            kind, ref, explicit = prefix, body[len(prefix) + 1 :], True
             break
+    if not explicit and _path_like(body):
+        kind = "dir"
     if not ref:
         raise UsageError(f"side {raw!r} names nothing after {kind}:")
     if kind == "rev" and (ref.startswith("-") or ":" in ref):
@@ -90,7 +97,22 @@ def parse_side(text: str, *, label: str | None = None, date: str | None = None) 
         date = str(date).strip()
         if not _DATE.match(date):
             raise UsageError(f"side {raw!r}: date {date!r} is not an ISO date such as 2026-10-02")
-    return Side(kind, ref, label or None, date or None)
+    return Side(kind, ref, label or None, date or None, explicit)
+
+
+def _path_like(text: str) -> bool:
+    posix = text.replace("\\", "/")
+    return posix.startswith(("./", "../", "/", "~/")) or posix in (".", "..")
+
+
+def check_unambiguous(side: Side, root: Path) -> None:
+    """A bare revision name that is also an existing path is refused: a pull
+    request decides which folders exist in its checkout."""
+    if side.kind == "rev" and not side.explicit and os.path.lexists(Path(root) / side.ref):
+        raise UsageError(
+            f"{side.ref!r} is ambiguous: it names a git revision and also an existing path; "
+            f"write dir:{side.ref} (or ./{side.ref}) for the folder, or rev:{side.ref} for the revision"
+        )
 
 
 def parse_sides(texts: list[str]) -> list[Side]:
@@ -104,4 +126,4 @@ def parse_sides(texts: list[str]) -> list[Side]:
     return sides
 
 
-__all__ = ["KINDS", "Side", "parse_side", "parse_sides"]
+__all__ = ["KINDS", "Side", "check_unambiguous", "parse_side", "parse_sides"]
