@@ -56,6 +56,11 @@ def test_build_site_adds_the_section_and_its_nav_entry(repo: Path) -> None:
     assert [vid.split("/")[0] for vid, _ in lines] == ["harbor-5", "harbor-5-mini"]
     for vid, totals in lines:
         assert totals == [r.variants[vid].total for r in releases]
+    chosen = "harbor-5-mini/default/pair_programming/read-only"
+    page = build_site(result, history=hist, history_chart=(chosen, "no/such/variant")).pages["prompts/history/index.md"]
+    assert page.count("<polyline") == 1 and f"<code>{chosen}</code>" in page
+    # Its realtime section grew in v2 (pair programming), and the chart's table says so.
+    assert traces(hist, [chosen])[0][1][1] > traces(hist, [chosen])[0][1][0]
 
 
 def test_timeline_page(built: Path) -> None:

@@ -141,6 +141,7 @@ def build_site(
     cache: PageCache | None = None,
     progress: Callable[[int, int], None] | None = None,
     history: Any = None,
+    history_chart: Sequence[str] = (),
 ) -> Site:
     """Every page of the site, in a deterministic order.
 
@@ -152,7 +153,8 @@ def build_site(
     parsed VariantPages); `list_limit`: overview pages summarise above this
     many variants (index.LIST_LIMIT); `cache`: a PageCache kept between
     builds; `progress(done, total)`: called as pages are made; `history`: a
-    review.history.History for the History section (None: no section).  Adds
+    review.history.History for the History section (None: no section), whose
+    timeline follows the variants `history_chart` names.  Adds
     result.timings["explorer"] (its data) and ["pages"] (everything else)."""
     if findings is None:
         findings = site_lint.run(result)
@@ -191,7 +193,7 @@ def build_site(
         progress(total, total)
     nav = overview_pages(prefix)
     if history is not None:  # review.history.History: the History section (history_pages.py)
-        pages.update(history_pages.pages(idx, history))
+        pages.update(history_pages.pages(idx, history, chart_variants=history_chart))
         nav += (("History", history_pages.timeline_page_path(idx)),)
     pages = dict(sorted(pages.items()))
     result.timings["explorer"] = explorer_s

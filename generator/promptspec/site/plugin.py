@@ -20,6 +20,7 @@ up, the error goes to the terminal and onto every page, and fixing the spec
           list_limit: 200            # overview pages summarise above this many variants
           history: null              # releases in order, for a History section (history_pages.py):
                                      # [v1.0, {side: v1.1, label: "1.1", date: 2026-10-02}, dir:old, lock:a.json]
+          history_chart: []          # variant ids the timeline follows (default: one per model)
 
 Every variant is always in the explorer page (prompts/explorer/); a variant
 without a page of its own is linked to the explorer's deep link instead.
@@ -99,6 +100,7 @@ class PromptspecConfig(base.Config):
     variant_pages = _VariantPages()
     list_limit = c.Type(int, default=LIST_LIMIT)
     history = c.Optional(c.Type(list))
+    history_chart = c.Type(list, default=[])
 
 
 class PromptspecPlugin(BasePlugin[PromptspecConfig]):
@@ -195,7 +197,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 result, prefix=self.prefix, links="dir" if config.use_directory_urls else "html",
                 findings=findings, changes=changes, rules_page=rules,
                 variant_pages=self.config.variant_pages, list_limit=self.config.list_limit,
-                cache=cache, progress=bar, history=history,
+                cache=cache, progress=bar, history=history, history_chart=tuple(map(str, self.config.history_chart)),
             )
         changed = self.session.changes
         redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"
