@@ -29,7 +29,7 @@ FOLDER = "history"
 MAX_LINES = 6
 PALETTE = ("#3b82f6", "#d97706", "#059669", "#e11d48", "#a855f7", "#db2777")
 """Mid-tone colours: contrast of at least 3:1 (WCAG, graphics) on white and on Material's slate background (#1e2129)."""
-W, H, PAD_L, PAD_R, PAD_T, PAD_B = 720, 300, 64, 16, 16, 48
+W, H, PAD_L, PAD_R, PAD_T, PAD_B = 720, 300, 64, 44, 16, 48
 
 
 def timeline_page_path(idx: SiteIndex) -> str:
@@ -167,28 +167,31 @@ def timeline_page(idx: SiteIndex, history: History, chart_variants: Sequence[str
     out += [block(para(h(intro)), cls="ps-intro"), ""]
     lines = traces(history, chart_variants)
     out += [block(chart_svg(history, lines), cls="ps-history-timeline"), ""]
-    head = ["release", "date", Cell("variants", "ps-r"), Cell("min", "ps-r"), Cell("median", "ps-r"), Cell("max", "ps-r")]
-    head += [Cell(code(vid), "ps-r") for vid, _ in lines]
+    head = ["release", "date", Cell("variants", "ps-r"), Cell("tokens min", "ps-r"), Cell("median", "ps-r"), Cell("max", "ps-r")]
     rows = []
-    for i, r in enumerate(history.releases):
+    for r in history.releases:
         s = _release_stats(r)
         row: list[Any] = [h(r.label) + (' <small class="ps-dim">(lock: counts only)</small>' if r.kind == "lock" else ""), h(r.date or "–"),
                           Cell(num(len(r.variants)), "ps-r")]
         row += [Cell(_n(v), "ps-r") for v in (s or (None, None, None))]
-        row += [Cell(num(ts[i]), "ps-r") for _, ts in lines]
         rows.append(row)
     out += ["## Releases", "", table(head, rows, cls="ps-nowrap ps-history-releases"), ""]
+    if lines:
+        vhead = ["variant", *(Cell(h(r.label), "ps-r") for r in history.releases)]
+        vrows = [[code(vid), *(Cell(num(t), "ps-r") for t in ts)] for vid, ts in lines]
+        out += ["## Followed variants", "", block(para("Tokens per release of the variants the chart draws; – where the variant did not exist."),
+                                                  cls="ps-intro"), "",
+                table(vhead, vrows, cls="ps-nowrap ps-history-followed"), ""]
     srows = []
     for step in history.steps:
         stats = step.delta_stats()
         target = step_page_path(idx, step)
+        spread = " / ".join(_signed(x) for x in stats) if stats else "–"
         srows.append([link(idx.href(page, target), h(step.title)), Cell(num(len(step.changes)), "ps-r"),
-                      Cell(num(len(step.changed)), "ps-r"), Cell(num(len(step.added)), "ps-r"), Cell(num(len(step.removed)), "ps-r"),
-                      Cell(_signed(stats[0]) if stats else "–", "ps-r"), Cell(_signed(stats[1]) if stats else "–", "ps-r"),
-                      Cell(_signed(stats[2]) if stats else "–", "ps-r")])
-    out += ["## Steps", "", table(["step", Cell("changes", "ps-r"), Cell("changed variants", "ps-r"), Cell("added", "ps-r"),
-                                   Cell("removed", "ps-r"), Cell("Δ min", "ps-r"), Cell("Δ median", "ps-r"), Cell("Δ max", "ps-r")],
-                                  srows, cls="ps-nowrap ps-history-steps"), ""]
+                      Cell(num(len(step.changed)), "ps-r"), Cell(f"+{len(step.added):,} / −{len(step.removed):,}", "ps-r"),
+                      Cell(spread, "ps-r")])
+    out += ["## Steps", "", table(["step", Cell("changes", "ps-r"), Cell("changed variants", "ps-r"), Cell("variants added / removed", "ps-r"),
+                                   Cell("Δ tokens min / median / max", "ps-r")], srows, cls="ps-history-steps"), ""]
     return join_blocks(out)
 
 
@@ -285,8 +288,10 @@ def _change_block(idx: SiteIndex, page: str, step: Step, c: Change, linker: _Lin
     out = [f"### {h(c.id)} · {h(change_title(c))}", ""]
     release = step.base if c.kind == "removed" else step.head
     facts = f"Reaches {h(c.reach.text())}."
-    if c.how and c.kind in ("moved", "renamed"):
-        facts += f" Matched by {h(c.how)}."
+    if c.how in ("same text", "same marker", "similar text"):
+        facts += f" The part was matched by {h(c.how)}{' under a new name' if c.name_before != c.name_after else ''}."
+    elif c.how == "order":
+        facts += " Same message, new position among its neighbours."
     listed = c.variants[: idx.list_limit]
     variants = " ".join(linker.link(page, release, vid) for vid in listed)
     if len(listed) < len(c.variants):
