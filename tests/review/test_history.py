@@ -341,3 +341,42 @@ def test_an_old_lock_without_axes_takes_the_names_of_a_neighbour() -> None:
     assert releases.from_lock(data, label="old").axis_names == ("model", "personality", "mode", "axis4")
     data["axes"] = [{"name": n, "values": []} for n in ("model", "personality", "mode", "sandbox_mode")]
     assert releases.from_lock(data, label="old", axis_names=("a", "b", "c", "d")).axis_names[3] == "sandbox_mode"
+
+
+def test_reach_finds_one_rule_over_several_axes_and_says_what_is_left_out() -> None:
+    universe = {f"{m}/{s}/{a}": (("model", m), ("sandbox", s), ("approval", a))
+                for m in ("m1", "m2", "m3", "m4", "m5") for s in ("ro", "rw", "full") for a in ("ask", "never")}
+    # One sandbox and one approval value, for every model but one: a product over three axes.
+    ids = [v for v in universe if v.endswith("/full/never") and not v.startswith("m5/")]
+    assert reach.summarise(ids, universe).text() == "model ≠ m5, sandbox = full, approval = never"
+    # Cells on two axes that share a value merge into one rule.
+    ids = [v for v in universe if v.split("/")[1] == "ro" and v.split("/")[0] in ("m1", "m2")] + \
+          [v for v in universe if v.split("/")[2] == "never" and v.split("/")[1] == "rw"]
+    assert reach.summarise(ids, universe).text() == "sandbox = rw, approval = never (all models); model ∈ {m1, m2}, sandbox = ro"
+
+
+def test_rewritten_base_instructions_moving_into_a_message_are_still_one_move() -> None:
+    vals = (("model", "m"), ("personality", "default"), ("mode", "default"))
+    field = Part(INSTRUCTIONS, "instructions", 0, releases._sha(BASE), 20, "", BASE, "models.json", True)
+    rewritten = "Entirely new wording of the agent's instructions.\n"
+    section = Part("base_instructions", "developer", 1, releases._sha(rewritten), 9, "", rewritten, "fragments/base_instructions.yaml", True)
+    other = Part("notes", "developer", 2, releases._sha(rewritten + "x"), 9, "", rewritten + "x", "fragments/notes.yaml")
+    a = _release("1", {"m/default/default": (vals, (field,))})
+    b = _release("2", {"m/default/default": (vals, (section, other))})
+    step = history.compare_releases(a, b)
+    assert sorted((c.kind, c.name_before, c.name_after, c.how) for c in step.changes) == [
+        ("added", None, "notes", ""), ("moved", INSTRUCTIONS, "base_instructions", "base instructions")]
+
+
+def test_a_release_knows_which_section_carries_the_base_instructions(tmp_path: Path) -> None:
+    import shutil
+
+    from promptspec import pipeline
+
+    spec = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, spec)
+    rel = releases.from_result(pipeline.run(spec, counter=TokenCounter(persist=False)), label="x")
+    snap = rel.variants["harbor-5-mini/default/default/workspace-write"]
+    carriers = [p.name for p in snap.parts if p.is_base]
+    assert carriers == [INSTRUCTIONS]  # model_switch repeats the instructions inside other text: not a carrier
+    assert any(p.name == "model_switch" for p in snap.parts)

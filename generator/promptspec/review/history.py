@@ -11,8 +11,9 @@ pipeline Results or lock files) and returns one `Step` per pair N−1 → N:
   that has the same values on the other axes; variants with no counterpart
   are listed as added or removed;
 * **changes**: parts matched by fragment name, then -- for parts that exist
-  on one side only -- by identical text, by start marker, or by very similar
-  text, so a part that moved to another message or field (base instructions
+  on one side only -- as the base instructions (the field, or a section
+  whose text is exactly them), by identical text, by start marker, or by
+  very similar text, so a part that moved to another message or field (base instructions
   going from `instructions` into a developer message) is one *move*, not a
   removal and an addition.  Identical changes are grouped across variants and
   the variants they reach are summarised by axis (reach.py);
@@ -69,7 +70,7 @@ class Change:
     tokens: tuple[tuple[str, int, int], ...]  # (variant, before, after)
     reach: Reach
     diff: str  # unified diff ("" when the text is the same or not known)
-    how: str = ""  # for moves: "same text", "same marker", "similar text", "order"
+    how: str = ""  # for moves: "place", "order", "base instructions", "same text", "same marker", "similar text"
 
     @property
     def name(self) -> str:
@@ -235,8 +236,9 @@ def match_variants(base: Release, head: Release) -> tuple[list[tuple[str, str]],
 
 def compare_releases(base: Release, head: Release, index: int = 1) -> Step:
     pairs, added, removed = match_variants(base, head)
-    head_u = Universe({vid: v.values for vid, v in head.variants.items()})
-    base_u = Universe({vid: v.values for vid, v in base.variants.items()})
+    # Changes happen between matched variants, so that is what their reach is relative to.
+    head_u = Universe({hid: head.variants[hid].values for _, hid in pairs})
+    base_u = Universe({bid: base.variants[bid].values for bid, _ in dict.fromkeys(pairs)})
     groups: dict[tuple, dict[str, Any]] = {}
     similar: dict[tuple[str, str], bool] = {}
     deltas, unchanged = [], 0
@@ -272,7 +274,8 @@ def compare_releases(base: Release, head: Release, index: int = 1) -> Step:
     return Step(
         index=index, base=base, head=head, axes=axis_changes(base, head), added=tuple(added), removed=tuple(removed),
         deltas=tuple(deltas), unchanged=unchanged, changes=tuple(changes), over_budget=_over_budget(base, head),
-        added_reach=summarise(added, head_u), removed_reach=summarise(removed, base_u),
+        added_reach=summarise(added, Universe({vid: v.values for vid, v in head.variants.items()})),
+        removed_reach=summarise(removed, Universe({vid: v.values for vid, v in base.variants.items()})),
     )
 
 
@@ -299,7 +302,8 @@ def _part_changes(before: Iterable[Part], after: Iterable[Part], similar: dict[t
     gone = [bp[n] for n in bp if n not in ap]
     new = [ap[n] for n in ap if n not in bp]
     # Pair parts that exist on one side only: same text, then same marker, then similar text.
-    for test, how in ((lambda x, y: x.sha == y.sha, "same text"),
+    for test, how in ((lambda x, y: x.is_base and y.is_base, "base instructions"),
+                      (lambda x, y: x.sha == y.sha, "same text"),
                       (lambda x, y: bool(x.marker) and x.marker == y.marker, "same marker"),
                       (lambda x, y: _similar(x, y, similar), "similar text")):
         for b in list(gone):
@@ -338,7 +342,9 @@ def _similar(b: Part, a: Part, cache: dict[tuple[str, str], bool]) -> bool:
         if len(b.text) > MAX_SIMILAR_CHARS or len(a.text) > MAX_SIMILAR_CHARS or not b.text.strip() or not a.text.strip():
             found = False
         else:
-            sm = difflib.SequenceMatcher(None, b.text, a.text, autojunk=False)
+            # By lines for long texts (characters are quadratic in difflib), by characters for short ones.
+            x, y = (b.text, a.text) if len(b.text) + len(a.text) < 4000 else (b.text.splitlines(), a.text.splitlines())
+            sm = difflib.SequenceMatcher(None, x, y, autojunk=False)
             found = sm.real_quick_ratio() >= SIMILAR and sm.quick_ratio() >= SIMILAR and sm.ratio() >= SIMILAR
         cache[key] = found
     return found

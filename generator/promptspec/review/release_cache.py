@@ -78,7 +78,7 @@ def _encode(release: Release) -> dict[str, Any]:
         found = parts.get(p)
         if found is None:
             found = parts[p] = len(rows)
-            rows.append([p.name, p.place, p.position, p.sha, p.tokens, p.marker, tid(p.text), p.source])
+            rows.append([p.name, p.place, p.position, p.sha, p.tokens, p.marker, tid(p.text), p.source, p.is_base])
         return found
 
     variants = [[v.id, [list(x) for x in v.values], v.model, v.encoding, v.total, v.headroom, v.sha, [pid(p) for p in v.parts]]
@@ -97,8 +97,8 @@ def _encode(release: Release) -> dict[str, Any]:
 
 def _decode(data: dict[str, Any], *, label: str, date: str | None, written: str) -> Release:
     texts = data["texts"]
-    parts = [Part(str(n), str(pl), int(pos), str(sha), int(tok), str(mk), None if t < 0 else str(texts[t]), str(src))
-             for n, pl, pos, sha, tok, mk, t, src in data["parts"]]
+    parts = [Part(str(n), str(pl), int(pos), str(sha), int(tok), str(mk), None if t < 0 else str(texts[t]), str(src), base is True)
+             for n, pl, pos, sha, tok, mk, t, src, base in data["parts"]]
     variants = {}
     for vid, values, model, enc, total, headroom, sha, pids in data["variants"]:
         variants[str(vid)] = VariantSnap(str(vid), tuple((str(a), str(v)) for a, v in values), str(model), str(enc), int(total),

@@ -35,6 +35,7 @@ class Part:
     marker: str = ""  # the section's start marker (first line), "" when unknown
     text: str | None = None  # None for a lock-file release
     source: str = ""
+    is_base: bool = False  # carries the variant's base instructions (the field, or a section whose text is exactly them)
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,9 @@ def _marker(start: str) -> str:
 
 def _instructions_sent(request: Any) -> bool:
     """Layouts that place the base instructions in a message (`instructions:
-    section`) do not send the field; older requests always do."""
-    layout = getattr(request, "instructions_in", None)
-    return bool(request.base.text) and layout in (None, "field")
+    section`) do not send the field (`Request.instructions_field`, where the
+    request has it); older requests always do."""
+    return bool(request.base.text) and getattr(request, "instructions_field", True) is not False
 
 
 def from_result(result: Any, *, label: str, date: str | None = None, written: str = "", commit: str | None = None) -> Release:
@@ -108,14 +109,16 @@ def from_result(result: Any, *, label: str, date: str | None = None, written: st
     for m in result.measures:
         req = m.request
         parts: list[Part] = []
+        base_text = req.base.text
         if _instructions_sent(req):
-            parts.append(Part(INSTRUCTIONS, "instructions", 0, sha(req.base.text), m.base, "", req.base.text, req.base.source))
+            parts.append(Part(INSTRUCTIONS, "instructions", 0, sha(base_text), m.base, "", base_text, req.base.source, True))
         positions: dict[str, int] = {}
         for (_, _, section), (_, _, tokens, _) in zip(req.sections, m.section_tokens()):
             group = section_group(spec, section)
             positions[group] = positions.get(group, 0) + 1
             text = section.text
-            parts.append(Part(section.fragment, group, positions[group], sha(text), tokens, _marker(section.start), text, section.source))
+            carries = bool(base_text) and (section.body == base_text or section.body.strip() == base_text.strip())
+            parts.append(Part(section.fragment, group, positions[group], sha(text), tokens, _marker(section.start), text, section.source, carries))
         v = req.variant
         variants[v.id] = VariantSnap(v.id, v.values, req.model, m.encoding, m.total, m.headroom, request_hash(req), tuple(parts))
     refused = getattr(spec, "refuse", None) or {}

@@ -288,7 +288,7 @@ def _change_block(idx: SiteIndex, page: str, step: Step, c: Change, linker: _Lin
     out = [f"### {h(c.id)} · {h(change_title(c))}", ""]
     release = step.base if c.kind == "removed" else step.head
     facts = f"Reaches {h(c.reach.text())}."
-    if c.how in ("same text", "same marker", "similar text"):
+    if c.how in ("base instructions", "same text", "same marker", "similar text"):
         facts += f" The part was matched by {h(c.how)}{' under a new name' if c.name_before != c.name_after else ''}."
     elif c.how == "order":
         facts += " Same message, new position among its neighbours."
