@@ -380,3 +380,12 @@ def test_a_release_knows_which_section_carries_the_base_instructions(tmp_path: P
     carriers = [p.name for p in snap.parts if p.is_base]
     assert carriers == [INSTRUCTIONS]  # model_switch repeats the instructions inside other text: not a carrier
     assert any(p.name == "model_switch" for p in snap.parts)
+
+
+def test_a_cache_folder_inside_the_repository_is_not_used_for_releases(repo: Path) -> None:
+    from promptspec.review import release_cache, series
+
+    inside = repo.parent / ".cache-in-repo"
+    series.load_series(sides.parse_sides(["v1", "v2"]), spec_dir=repo, counter=TokenCounter(inside))
+    assert (inside / "tokens.sqlite3").exists() or any(inside.iterdir())  # the token cache itself is there
+    assert not (inside / release_cache.FOLDER).exists()

@@ -17,7 +17,9 @@ stored data also holds its own digest, checked on reading, so a truncated
 or edited file is not used.
 
 Like the token cache, this is an optimisation for reports, not a source of
-truth for a gate: `promptspec check` and `diff` never read it.
+truth for a gate: `promptspec check` and `diff` never read it, and `history`
+does not use a cache folder inside the repository it reads (a pull request
+could commit one).
 """
 
 from __future__ import annotations

@@ -96,7 +96,8 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
                 date = side.date or _commit_date(repo, commit)
                 source = None
             found = cache.get(key) if cache is not None else None
-            disk_key = release_cache.key(commit, rel) if source is None else None
+            # Not from a cache folder inside the repository: a pull request could commit one.
+            disk_key = release_cache.key(commit, rel) if source is None and not _inside(disk, repo) else None
             if found is None and disk_key is not None:
                 found = release_cache.load(disk, disk_key, label=side.name, date=date, written=side.written())
             if found is None:
@@ -125,6 +126,13 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
                 cache.put(key, found)
         out[i] = found
     return out
+
+
+def _inside(folder: Path | None, repo: Path) -> bool:
+    if folder is None:
+        return True
+    f, r = Path(os.path.abspath(folder)).resolve(), Path(repo).resolve()
+    return f == r or r in f.parents
 
 
 def _axis_hint(releases: list[Release | None], i: int) -> tuple[str, ...] | None:
