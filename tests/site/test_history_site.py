@@ -18,7 +18,7 @@ import pytest
 
 from promptspec import pipeline
 from promptspec.measure.counter import TokenCounter
-from promptspec.review import history, series, sides
+from promptspec.review import history, series
 from promptspec.site.build import build_site
 from promptspec.site.history_pages import parse_option, traces
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .diff import crosses_headroom, largest_increases
-from .lockfile import GROUP_ORDER, INSTRUCTIONS
+from .lockfile import INSTRUCTIONS
 from .reach import Reach, Universe, summarise
 from .releases import Part, Release, VariantSnap
 
@@ -84,10 +84,6 @@ class Change:
         if self.name_before and self.name_after and self.name_before != self.name_after:
             return f"{one(self.name_before)} → {one(self.name_after)}"
         return one(self.name)
-
-    @property
-    def text_changed(self) -> bool:
-        return self.kind in ("changed", "added", "removed") or (self.diff != "")
 
     @property
     def delta_range(self) -> tuple[int, int]:
@@ -382,10 +378,6 @@ def _over_budget(base: Release, head: Release) -> tuple[OverBudget, ...]:
 
     now, before = over(head, budget), over(base, budget)
     return tuple(OverBudget(f, budget, most, n, f not in before) for f, (most, n) in sorted(now.items()))
-
-
-def place_rank(place: str | None) -> int:
-    return -1 if place == "instructions" else GROUP_ORDER.get(place or "", 3)
 
 
 __all__ = ["AxisChange", "Change", "History", "OverBudget", "Step", "VariantDelta", "axis_changes", "build_history",

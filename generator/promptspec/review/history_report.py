@@ -15,7 +15,6 @@ import re
 from typing import Any
 
 from .history import Change, History, Step
-from .lockfile import INSTRUCTIONS
 from .report import fenced, md_code, md_escape
 
 FORMATS = ("text", "markdown", "json")
@@ -56,7 +55,7 @@ def change_title(c: Change) -> str:
     return f"{what} {c.kind}"
 
 
-def _release_stats(r) -> tuple[int, float, int] | None:
+def release_stats(r) -> tuple[int, float, int] | None:
     totals = sorted(v.total for v in r.variants.values())
     if not totals:
         return None
@@ -135,7 +134,7 @@ def step_data(step: Step) -> dict[str, Any]:
 def to_data(history: History) -> dict[str, Any]:
     releases = []
     for r in history.releases:
-        stats = _release_stats(r)
+        stats = release_stats(r)
         releases.append({"label": r.label, "date": r.date, "side": r.written, "commit": r.commit, "kind": r.kind,
                          "variants": len(r.variants), "axes": {a: list(v) for a, v in r.axes},
                          "total_min": stats[0] if stats else None, "total_median": stats[1] if stats else None,
@@ -154,7 +153,7 @@ def to_json(history: History) -> str:
 def to_text(history: History) -> str:
     out = [f"promptspec history: {' -> '.join(_clean(r.label) for r in history.releases)}"]
     for r in history.releases:
-        stats = _release_stats(r)
+        stats = release_stats(r)
         fig = f"{_fmt_num(stats[0])} / {_fmt_num(stats[1])} / {_fmt_num(stats[2])} tokens (min/median/max)" if stats else "no variants"
         out.append(f"  {_clean(r.label)}{' (' + r.date + ')' if r.date else ''}: {len(r.variants)} variants, {fig}"
                    + ("  [lock file: counts only]" if r.kind == "lock" else ""))
@@ -248,7 +247,7 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True) -> str
 def to_markdown(history: History) -> str:
     out = ["# Prompt history", "", "| release | date | variants | tokens min | median | max |", "|---|---|---|---|---|---|"]
     for r in history.releases:
-        stats = _release_stats(r)
+        stats = release_stats(r)
         cells = [_fmt_num(x) for x in stats] if stats else ["-", "-", "-"]
         out.append(f"| {md_escape(r.label)} | {md_escape(r.date or '')} | {len(r.variants):,} | " + " | ".join(cells) + " |")
     out.append("")
@@ -265,4 +264,5 @@ def format_history(history: History, fmt: str) -> str:
     return to_text(history)
 
 
-__all__ = ["FORMATS", "change_title", "format_history", "step_data", "step_markdown", "to_data", "to_json", "to_markdown", "to_text", "INSTRUCTIONS"]
+__all__ = ["FORMATS", "axis_lines", "change_title", "format_history", "release_stats", "step_data", "step_markdown", "to_data", "to_json",
+           "to_markdown", "to_text"]

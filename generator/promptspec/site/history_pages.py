@@ -18,7 +18,7 @@ import posixpath
 from typing import Any, Sequence
 
 from ..review.history import Change, History, Step
-from ..review.history_report import _release_stats, axis_lines, change_title
+from ..review.history_report import axis_lines, change_title, release_stats
 from ..review.lockfile import request_hash
 from .changes import diff_html
 from .index import SiteIndex
@@ -91,7 +91,7 @@ def traces(history: History, chosen: Sequence[str] = ()) -> list[tuple[str, list
 
 def chart_svg(history: History, lines: list[tuple[str, list[int | None]]]) -> str:
     n = len(history.releases)
-    stats = [_release_stats(r) for r in history.releases]
+    stats = [release_stats(r) for r in history.releases]
     values = [x for s in stats if s for x in (s[0], s[2])] + [t for _, ts in lines for t in ts if t is not None]
     hi = max(values, default=1)
     lo = min(values, default=0)
@@ -170,7 +170,7 @@ def timeline_page(idx: SiteIndex, history: History, chart_variants: Sequence[str
     head = ["release", "date", Cell("variants", "ps-r"), Cell("tokens min", "ps-r"), Cell("median", "ps-r"), Cell("max", "ps-r")]
     rows = []
     for r in history.releases:
-        s = _release_stats(r)
+        s = release_stats(r)
         row: list[Any] = [h(r.label) + (' <small class="ps-dim">(lock: counts only)</small>' if r.kind == "lock" else ""), h(r.date or "–"),
                           Cell(num(len(r.variants)), "ps-r")]
         row += [Cell(_n(v), "ps-r") for v in (s or (None, None, None))]
@@ -298,12 +298,12 @@ def _change_block(idx: SiteIndex, page: str, step: Step, c: Change, linker: _Lin
         variants += f" … and {len(c.variants) - len(listed):,} more"
     inner = [para(facts), f'<details class="ps-change-variants"><summary>variants ({len(c.variants)})</summary>',
              f'<p class="ps-variants">{variants}</p>', "</details>"]
+    lock_side = (c.kind != "added" and c.text_before is None) or (c.kind != "removed" and c.text_after is None)
     if c.diff:
         inner.append(diff_html(c.diff))
-    elif c.kind not in ("moved", "renamed") or c.text_before is None:
-        inner.append('<p class="ps-dim">No text diff: a lock-file side has hashes and token counts only.</p>'
-                     if (c.text_before is None and c.kind != "added") or (c.text_after is None and c.kind != "removed") else "")
-    out += [block([x for x in inner if x], cls="ps-change", attrs={"id": f"change-{c.id}"}), ""]
+    elif lock_side:
+        inner.append('<p class="ps-dim">No text diff: a lock-file side has hashes and token counts only.</p>')
+    out += [block(inner, cls="ps-change", attrs={"id": f"change-{c.id}"}), ""]
     return out
 
 
