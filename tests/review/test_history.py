@@ -389,3 +389,24 @@ def test_a_cache_folder_inside_the_repository_is_not_used_for_releases(repo: Pat
     series.load_series(sides.parse_sides(["v1", "v2"]), spec_dir=repo, counter=TokenCounter(inside))
     assert (inside / "tokens.sqlite3").exists() or any(inside.iterdir())  # the token cache itself is there
     assert not (inside / release_cache.FOLDER).exists()
+
+
+def test_sections_over_budget_and_compaction_crossings_are_reported() -> None:
+    import dataclasses
+
+    vals = (("model", "m"), ("personality", "default"), ("mode", "default"))
+    small = _part("big", "developer", 1, "short", 50)
+    large = _part("big", "developer", 1, "long " * 400, 2500)
+    a = dataclasses.replace(_release("1", {"m/default/default": (vals, (small,))}), budget=2000)
+    b = dataclasses.replace(_release("2", {"m/default/default": (vals, (large,))}), budget=2000)
+    a = dataclasses.replace(a, variants={k: dataclasses.replace(v, headroom=100) for k, v in a.variants.items()})
+    b = dataclasses.replace(b, variants={k: dataclasses.replace(v, headroom=-2350) for k, v in b.variants.items()})
+    step = history.compare_releases(a, b)
+    [over] = step.over_budget
+    assert (over.fragment, over.max_tokens, over.variants, over.new) == ("big", 2500, 1, True)
+    assert [d.id for d in step.headroom_crossings()] == ["m/default/default"]
+    from promptspec.review.history_report import to_text
+
+    text = to_text(history.History((a, b), (step,)))
+    assert "over budget: big up to 2500 tokens > 2000 in 1 variants (new)" in text
+    assert "past auto-compaction: m/default/default headroom 100 -> -2350" in text

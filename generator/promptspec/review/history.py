@@ -215,9 +215,6 @@ def match_variants(base: Release, head: Release) -> tuple[list[tuple[str, str]],
         by_key.setdefault(key(v), []).append(vid)
     pairs, added = [], []
     used: set[str] = set()
-    head_keys: dict[tuple, list[str]] = {}
-    for vid, v in head.variants.items():
-        head_keys.setdefault(key(v), []).append(vid)
     for vid, v in head.variants.items():
         k = key(v)
         candidates = by_key.get(k, [])
@@ -260,7 +257,8 @@ def compare_releases(base: Release, head: Release, index: int = 1) -> Step:
         pb, ph = g["before"], g["after"]
         tb, ta = (pb.text if pb else None), (ph.text if ph else None)
         text_differs = (pb.sha if pb else None) != (ph.sha if ph else None)
-        diff = _unified(tb, ta, pb.source if pb else "", ph.source if ph else "", base.label, head.label) if text_differs and (pb is None or tb is not None) and (ph is None or ta is not None) else ""
+        texts_known = (pb is None or tb is not None) and (ph is None or ta is not None)  # a lock side has none
+        diff = _unified(tb, ta, pb.source if pb else "", ph.source if ph else "", base.label, head.label) if text_differs and texts_known else ""
         universe = base_u if g["kind"] == "removed" else head_u
         changes.append(Change(
             id=f"c{i}", kind=g["kind"], name_before=pb.name if pb else None, name_after=ph.name if ph else None,
