@@ -410,3 +410,20 @@ def test_sections_over_budget_and_compaction_crossings_are_reported() -> None:
     text = to_text(history.History((a, b), (step,)))
     assert "over budget: big up to 2500 tokens > 2000 in 1 variants (new)" in text
     assert "past auto-compaction: m/default/default headroom 100 -> -2350" in text
+
+
+def test_a_release_that_does_not_load_is_one_line_naming_it(repo: Path, cache: Path, capsys, tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    copy = tmp_path / "repo"
+    shutil.copytree(repo.parent, copy, symlinks=True)
+    spec = copy / "templates" / "spec.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8") + "layuot: {}\n", encoding="utf-8")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "-C", str(copy), "commit", "-qam", "broken"], check=True, env=env)
+    subprocess.run(["git", "-C", str(copy), "tag", "v4"], check=True, env=env)
+    code, out, err = cli(capsys, cache, "history", "v3", "v4", "--spec", str(copy / "templates"))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("promptspec: error: side 2 (v4 (") and "unknown key 'layuot'" in err
+    assert "promptspec-history-" not in err  # the temporary folder is not shown

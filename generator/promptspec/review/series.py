@@ -108,7 +108,7 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
                     if not (path / SPEC_FILE).is_file():
                         raise UsageError(f"{where}: {rel!r} at {side.ref} ({commit[:7]}) is not a spec folder (no {SPEC_FILE})")
                     source = gitspec.SpecSource(side.ref, path, commit)
-                result = gitspec.load_side(where, source, lambda p: pipeline.run(p, counter=counter))
+                result = gitspec.load_side(f"side {i + 1}", source, lambda p: pipeline.run(p, counter=counter))
                 found = from_result(result, label=side.name, date=date, written=side.written(), commit=source.commit)
                 if disk_key is not None:
                     release_cache.store(disk, disk_key, found, result)
