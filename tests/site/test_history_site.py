@@ -175,3 +175,17 @@ def test_timeline_renders_offline_in_both_schemes(driver, served) -> None:
             assert sum(seen["bg"]) < 200, seen  # the dark scheme did apply
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
+
+
+def test_step_page_renders_offline_with_its_diff(driver, served) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get_log("browser")
+    driver.get(f"{served}/prompts/history/step-1/")
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    added = [e.get_attribute("textContent") for e in driver.find_elements(By.CSS_SELECTOR, "pre.ps-udiff .ps-diff-add")]
+    assert "+" + REALTIME_LINE in added
+    resources = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert all(url.startswith(served) for url in resources), resources
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
