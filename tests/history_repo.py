@@ -4,7 +4,7 @@ for the history tests in tests/review/ and tests/site/ (imported as `history_rep
     v1  the embedded spec as it is
     v2  fragments/realtime.md edited; a new mode `review`
     v3  model harbor-4-legacy removed; the open_files section moved from the
-        user message into the developer message
+        user message into the developer message; the shell tool's description edited
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT
            "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
 DATES = {"v1": "2026-01-05T10:00:00+00:00", "v2": "2026-03-10T10:00:00+00:00", "v3": "2026-06-20T10:00:00+00:00"}
 REALTIME_LINE = "When the user interrupts you, stop and listen before you continue."
+SHELL_SENTENCE = "set `workdir` instead of chaining `cd`, and never run interactive programs."
 
 
 def _git(repo: Path, *args: str, date: str | None = None) -> None:
@@ -61,6 +62,8 @@ def make_repo(dest: Path) -> Path:
     text = (spec / "spec.yaml").read_text(encoding="utf-8")
     text = text.replace("matrix:\n  exclude:\n    # The legacy model predates pair programming.\n    - model: harbor-4-legacy\n      mode: pair_programming\n", "")
     (spec / "spec.yaml").write_text(text, encoding="utf-8")
+    tool = spec / "tools" / "shell.yaml"
+    tool.write_text(tool.read_text(encoding="utf-8").replace("set `workdir` instead of chaining `cd`.", SHELL_SENTENCE), encoding="utf-8")
     frag = spec / "fragments" / "open_files.yaml"
     frag.write_text(frag.read_text(encoding="utf-8").replace("role: user\nslot: user_extensions", "role: developer\nslot: developer_extensions"),
                     encoding="utf-8")

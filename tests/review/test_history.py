@@ -27,7 +27,7 @@ from promptspec.review.releases import Part, Release, VariantSnap
 from promptspec.spec.load import load_spec
 
 from _helpers import TEMPLATES
-from history_repo import REALTIME_LINE, make_repo
+from history_repo import REALTIME_LINE, SHELL_SENTENCE, make_repo
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +49,13 @@ def recount(spec_dir: Path) -> dict[str, int]:
     for v in matrix(spec):
         payload = export.responses_payload(asm.assemble(v))
         enc = encoding_for_model(payload["model"], spec.encodings)
-        texts = [payload["instructions"]] + [part["text"] for msg in payload["input"] for part in msg["content"]]
-        out[v.id] = sum(counter.count(t, enc) for t in texts)
+        messages = [item for item in payload["input"] if item["type"] == "message"]
+        texts = [payload.get("instructions", "")] + [part["text"] for msg in messages for part in msg["content"]]
+        # Tools: the list as the body carries it (the field or an additional_tools item), compact JSON.
+        tools = payload.get("tools") or [t for item in payload["input"] if item["type"] == "additional_tools" for t in item["tools"]]
+        if tools:
+            texts.append(json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
+        out[v.id] = sum(counter.count(t, enc) for t in texts if t)
     return out
 
 
@@ -115,6 +120,13 @@ def test_step_two_lists_the_removed_model_and_the_move(data: dict, totals: dict)
     assert [(c["name_after"], c["place_before"], c["place_after"]) for c in moves] == [("open_files", "user", "developer")]
     assert moves[0]["diff"] == "" and moves[0]["delta_min"] == moves[0]["delta_max"] == 0
     assert sorted(moves[0]["variants"]) == sorted(totals["v3"])  # every variant sends open_files
+    # The shell tool's edit: one change per place the models send tools (the tools field, an input item).
+    tools = [c for c in step["changes"] if c["name_after"] == "tool:shell"]
+    assert sorted(c["place_after"] for c in tools) == ["tools", "tools_input"]
+    assert sorted(v for c in tools for v in c["variants"]) == sorted(totals["v3"])
+    for c in tools:
+        assert c["kind"] == "changed" and c["title"] == "tool shell changed" and c["delta_max"] > 0
+        assert "never run interactive programs" in c["diff"]
 
 
 def test_per_variant_delta_equals_a_recount_of_both_sides(data: dict, totals: dict) -> None:
@@ -137,6 +149,7 @@ def test_cli_formats_list_changes_values_and_moves(repo: Path, cache: Path, caps
     assert "model: harbor-4-legacy gone in v3" in text
     assert "fragment realtime changed" in text and "in mode = pair_programming (all models)" in text
     assert "fragment open_files moved (user message → developer message)" in text
+    assert "tool shell changed" in text
     assert "+" + REALTIME_LINE in text
     code, md, err = cli(capsys, cache, "history", "v1", "v2", "v3", "--spec", str(repo), "--format", "markdown")
     assert code == 0, err

@@ -77,15 +77,6 @@ class Change:
         return self.name_after or self.name_before or ""
 
     @property
-    def label(self) -> str:
-        def one(n: str | None) -> str:
-            return "base instructions" if n == INSTRUCTIONS else f"{n}"
-
-        if self.name_before and self.name_after and self.name_before != self.name_after:
-            return f"{one(self.name_before)} → {one(self.name_after)}"
-        return one(self.name)
-
-    @property
     def delta_range(self) -> tuple[int, int]:
         deltas = [a - b for _, b, a in self.tokens] or [0]
         return min(deltas), max(deltas)

@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from .diff import part_label
 from .history import Change, History, Step
 from .report import fenced, md_code, md_escape
 
@@ -39,13 +40,20 @@ def _range(lo: int, hi: int) -> str:
     return _signed(lo) if lo == hi else f"{_signed(lo)}…{_signed(hi)}"
 
 
+PLACES = {"instructions": "instructions field", "tools": "tools field", "tools_input": "additional_tools input item",
+          "parameters": "request parameters"}
+
+
 def _place(p: str | None) -> str:
-    return "instructions field" if p == "instructions" else f"{p} message" if p else "-"
+    return PLACES.get(p or "", f"{p} message" if p else "-")
 
 
 def change_title(c: Change) -> str:
-    """`fragment realtime changed`, `base instructions → base_instructions moved (instructions field → developer message)`."""
-    what = c.label if c.label == "base instructions" or "→" in c.label else f"fragment {c.label}"
+    """`fragment realtime changed`, `base instructions → fragment base_instructions moved (instructions field → developer message)`."""
+    if c.name_before and c.name_after and c.name_before != c.name_after:
+        what = f"{part_label(c.name_before)} → {part_label(c.name_after)}"
+    else:
+        what = part_label(c.name)
     if c.kind == "moved":
         where = _place(c.place_after) if c.place_before == c.place_after else f"{_place(c.place_before)} → {_place(c.place_after)}"
         extra = " and changed" if c.diff else ""

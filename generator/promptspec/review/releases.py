@@ -4,8 +4,9 @@ A history reads many releases, some as full pipeline Results (a git revision
 or a spec folder: text and counts) and some as lock files (hashes and counts,
 no text).  Both become a `Release`: the axes and their values, the values the
 agent refuses, and per variant its total and its *parts* -- the base
-instructions (when sent in the `instructions` field) and every section, each
-with where it sits, a hash of its text and its tokens.  Holding only that
+instructions (when sent in the `instructions` field), every section, every
+tool and the request parameters, each with where it sits, a hash of its text
+and its tokens.  Holding only that
 keeps a ten-release history of a large matrix small: texts are shared between
 variants, and a lock-file release holds no text at all.
 
@@ -18,7 +19,9 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .lockfile import GROUP_ORDER, INSTRUCTIONS, request_hash, section_group
+from ..assemble.export import dumps as pretty_json
+from .diff import PARAMETERS
+from .lockfile import GROUP_ORDER, INSTRUCTIONS, TOOL_PREFIX, request_hash, section_group
 
 BUILTIN_AXES = ("model", "personality", "mode")
 
@@ -119,6 +122,14 @@ def from_result(result: Any, *, label: str, date: str | None = None, written: st
             text = section.text
             carries = bool(base_text) and (section.body == base_text or section.body.strip() == base_text.strip())
             parts.append(Part(section.fragment, group, positions[group], sha(text), tokens, _marker(section.start), text, section.source, carries))
+        # Tools are parts like sections (as in diff.py): matched by file name, then by the name they are sent under.
+        place = "tools" if getattr(req, "tool_placement", "field") == "field" else "tools_input"
+        for i, (tool, tokens) in enumerate(zip(getattr(req, "tools", ()), getattr(m, "tool_counts", ())), 1):
+            shown = pretty_json(tool.definition)
+            parts.append(Part(TOOL_PREFIX + tool.name, place, i, sha(tool.serialized), tokens, tool.tool_name, shown, tool.source))
+        if getattr(req, "params", ()):
+            shown = pretty_json(dict(req.params))
+            parts.append(Part(PARAMETERS, "parameters", 0, sha(shown), 0, "", shown, "spec.yaml"))
         v = req.variant
         variants[v.id] = VariantSnap(v.id, v.values, req.model, m.encoding, m.total, m.headroom, request_hash(req), tuple(parts))
     refused = getattr(spec, "refuse", None) or {}
@@ -175,12 +186,16 @@ def from_lock(data: Mapping[str, Any], *, label: str, date: str | None = None, w
             values[axis][value] = None
         rows: list[tuple] = []
         instr = entry.get("instructions") or {}
-        if isinstance(instr.get("sha256"), str) and instr["sha256"] != empty:
+        if isinstance(instr.get("sha256"), str) and instr["sha256"] != empty and _int(instr.get("tokens")) > 0:  # 0: not sent
             rows.append((-1, 0, INSTRUCTIONS, "instructions", instr["sha256"], _int(instr.get("tokens"))))
         for name, sec in (entry.get("sections") or {}).items():
             if isinstance(sec, dict):
                 group = str(sec.get("group", ""))
                 rows.append((GROUP_ORDER.get(group, 9), _int(sec.get("position")), name, group, str(sec.get("sha256", "")), _int(sec.get("tokens"))))
+        for name, tool in (entry.get("tools") or {}).items():
+            if isinstance(tool, dict):
+                place = "tools" if tool.get("placement", "field") == "field" else "tools_input"
+                rows.append((4, _int(tool.get("position")), TOOL_PREFIX + name, place, str(tool.get("sha256", "")), _int(tool.get("tokens"))))
         rows.sort()
         parts = []
         for _, pos, name, group, sha, tokens in rows:

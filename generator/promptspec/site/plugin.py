@@ -99,6 +99,7 @@ class PromptspecConfig(base.Config):
     lint_rules = c.Type(str, default="guide/lint-rules.md")
     variant_pages = _VariantPages()
     list_limit = c.Type(int, default=LIST_LIMIT)
+    conformance = c.Optional(c.Type(str))  # a stored `promptspec verify --out` report
     history = c.Optional(c.Type(list))
     history_chart = c.Type(list, default=[])
 
@@ -190,6 +191,11 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         result.timings["base"] = time.perf_counter() - t
         history = self._history(counter) if self.config.history else None
         rules = self.config.lint_rules if files.get_file_from_path(self.config.lint_rules) is not None else None
+        conformance = None
+        if self.config.conformance:
+            from . import conformance as site_conformance
+
+            conformance = site_conformance.load(self.base_dir / self.config.conformance)
         # Pages are kept for the next rebuild only under serve; `mkdocs build` runs once.
         cache = self.cache if self.serving else PageCache()
         with Progress("promptspec: pages", enabled=show) as bar:
@@ -197,7 +203,8 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 result, prefix=self.prefix, links="dir" if config.use_directory_urls else "html",
                 findings=findings, changes=changes, rules_page=rules,
                 variant_pages=self.config.variant_pages, list_limit=self.config.list_limit,
-                cache=cache, progress=bar, history=history, history_chart=tuple(map(str, self.config.history_chart)),
+                cache=cache, progress=bar, conformance=conformance,
+                history=history, history_chart=tuple(map(str, self.config.history_chart)),
             )
         changed = self.session.changes
         redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"
