@@ -12,9 +12,8 @@ writes a spec (the Codex run is offline, in a scratch HOME); then
     promptspec history dir:OUT/0.125.0,label=0.125.0 dir:OUT/0.150.0,label=0.150.0 ...
 
 prints the history (to stdout, or OUT/history.<ext> with --save).  Import and
-history times are printed on stderr.  `import-codex --cli` comes from the
-Fidelity work; with a promptspec that does not have it, this script stops
-with a one-line message.
+history times are printed on stderr.  `--imported DIR` runs the history over
+specs imported earlier (DIR/<version>) without running Codex.
 """
 
 from __future__ import annotations
@@ -51,12 +50,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=tuple(EXT), default="text")
     parser.add_argument("--save", action="store_true", help="write OUT/history.<ext> instead of printing")
     parser.add_argument("--reuse", action="store_true", help="keep an already imported OUT/<version> instead of importing again")
+    parser.add_argument("--imported", type=Path, default=None, metavar="DIR",
+                        help="specs imported earlier, as DIR/<version>: run history over them (no Codex needed; OUT is not used)")
     args = parser.parse_args(argv)
     py = [sys.executable, "-m", "promptspec.cli"]
+    versions = [v.strip() for v in args.releases.split(",") if v.strip()]
+    if args.imported is not None:
+        absent = [v for v in versions if not (args.imported / v / "spec.yaml").is_file()]
+        if absent:
+            print(f"history_codex: no imported spec for {', '.join(absent)} under {args.imported}", file=sys.stderr)
+            return 2
+        return _history(py, [f"dir:{args.imported / v},label={v}" for v in versions], args)
     if not has_cli_import(py):
         print("history_codex: this promptspec has no `import-codex --cli` (the Fidelity work is not merged)", file=sys.stderr)
         return 2
-    versions = [v.strip() for v in args.releases.split(",") if v.strip()]
     missing = [v for v in versions if installed(v) is None]
     if missing:
         print(f"history_codex: no Codex CLI installed under {cache_root()} for {', '.join(missing)} "
@@ -75,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"imported Codex {v} in {time.perf_counter() - t:.1f} s: {proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else ''}",
                   file=sys.stderr)
         sides.append(f"dir:{dest},label={v}")
+    return _history(py, sides, args)
+
+
+def _history(py: list[str], sides: list[str], args: argparse.Namespace) -> int:
     t = time.perf_counter()
     proc = subprocess.run([*py, "history", *sides, "--format", args.format], capture_output=True, text=True)
     took = time.perf_counter() - t
@@ -82,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(proc.stderr)
         return proc.returncode
     if args.save:
+        args.out.mkdir(parents=True, exist_ok=True)
         target = args.out / f"history.{EXT[args.format]}"
         target.write_text(proc.stdout, encoding="utf-8")
         print(f"wrote {target}", file=sys.stderr)
