@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=tuple(EXT), default="text")
     parser.add_argument("--save", action="store_true", help="write OUT/history.<ext> instead of printing")
     parser.add_argument("--reuse", action="store_true", help="keep an already imported OUT/<version> instead of importing again")
+    parser.add_argument("--model", action="append", default=None, metavar="SLUG",
+                        help="import only this model (repeatable; passed to import-codex --model): a much shorter run")
     parser.add_argument("--imported", type=Path, default=None, metavar="DIR",
                         help="specs imported earlier, as DIR/<version>: run history over them (no Codex needed; OUT is not used)")
     args = parser.parse_args(argv)
@@ -75,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         dest = args.out / v
         if not (args.reuse and (dest / "spec.yaml").is_file()):
             t = time.perf_counter()
-            proc = subprocess.run([*py, "import-codex", "--cli", str(installed(v)), "--out", str(dest), "--force"], capture_output=True, text=True)
+            models = [x for m in (args.model or ()) for x in ("--model", m)]
+            proc = subprocess.run([*py, "import-codex", "--cli", str(installed(v)), "--out", str(dest), "--force", *models],
+                                  capture_output=True, text=True)
             if proc.returncode != 0:
                 sys.stderr.write(proc.stderr)
                 return proc.returncode
