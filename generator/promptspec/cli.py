@@ -409,16 +409,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from .review import history, history_report, series, sides
 
-    parsed = sides.parse_sides(args.sides)
-    counter = _counter(args)
     with _progress("reading releases") as bar:
-        done = []
-
-        def step(name: str) -> None:
-            done.append(name)
-            bar(len(done), len(parsed))
-
-        releases = series.load_series(parsed, spec_dir=_review_spec_dir(args), counter=counter, progress=step)
+        releases = series.load_series(sides.parse_sides(args.sides), spec_dir=_review_spec_dir(args), counter=_counter(args), progress=bar)
     sys.stdout.write(history_report.format_history(history.build_history(releases), args.format))
     return 0
 

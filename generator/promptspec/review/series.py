@@ -47,7 +47,7 @@ def _commit_date(repo: Path, commit: str) -> str | None:
 
 
 def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, root: Path | None = None,
-                cache: SeriesCache | None = None, progress: Callable[[str], None] | None = None) -> list[Release]:
+                cache: SeriesCache | None = None, progress: Callable[[int, int], None] | None = None) -> list[Release]:
     """Releases for `sides`, in the given order.
 
     `spec_dir`: the spec folder whose repository revisions are read from (and
@@ -69,7 +69,7 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
     with tempfile.TemporaryDirectory(prefix="promptspec-history-") as tmp:
         for i, side in enumerate(sides):
             if progress is not None:
-                progress(side.name)
+                progress(i, len(sides))
             where = f"side {i + 1} ({side.written()})"
             check_unambiguous(side, root)
             if side.kind == "lock":
@@ -125,6 +125,8 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
             if cache is not None:
                 cache.put(key, found)
         out[i] = found
+    if progress is not None:
+        progress(len(sides), len(sides))
     return out
 
 
