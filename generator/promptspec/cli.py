@@ -413,6 +413,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if diff.matches else 1
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    from .review import history, history_report, series, sides
+
+    with _progress("reading releases") as bar:
+        releases = series.load_series(sides.parse_sides(args.sides), spec_dir=_review_spec_dir(args), counter=_counter(args), progress=bar)
+    sys.stdout.write(history_report.format_history(history.build_history(releases), args.format))
+    return 0
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -548,6 +557,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-chars", type=int, default=60000, metavar="N", help="markdown size cap (default 60000; GitHub comments hold 65536)")
     p.add_argument("--fail-on-increase", default=None, metavar="N[%]", help="exit 1 if any variant's total grows by more than N tokens (or N%%)")
     p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("history", help="what each release did to every assembled request (a series of revisions, folders or locks)", parents=[verbose])
+    p.add_argument("sides", nargs="+", metavar="SIDE",
+                   help="in release order: a git revision or tag, dir:PATH (a spec folder) or lock:PATH (a lock file), "
+                        "each optionally followed by ,label=NAME and ,date=YYYY-MM-DD (docs/history.md)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.set_defaults(func=cmd_history)
 
     for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):
         p = sub.add_parser(name, help=help_text, parents=[verbose])

@@ -43,6 +43,7 @@ from . import (
     axis_pages,
     explorer,
     fragment_pages,
+    history_pages,
     matrix_page,
     page_parts,
     tool_pages,
@@ -144,6 +145,8 @@ def build_site(
     progress: Callable[[int, int], None] | None = None,
     diagrams: str = "html",
     conformance: Any = None,
+    history: Any = None,
+    history_chart: Sequence[str] = (),
 ) -> Site:
     """Every page of the site, in a deterministic order.
 
@@ -155,7 +158,9 @@ def build_site(
     parsed VariantPages); `list_limit`: overview pages summarise above this
     many variants (index.LIST_LIMIT); `diagrams`: "html" (drawn by
     promptspec, offline) or "mermaid" (index.DIAGRAMS); `cache`: a PageCache kept between
-    builds; `progress(done, total)`: called as pages are made.  Adds
+    builds; `progress(done, total)`: called as pages are made; `history`: a
+    review.history.History for the History section (None: no section), whose
+    timeline follows the variants `history_chart` names.  Adds
     result.timings["explorer"] (its data) and ["pages"] (everything else)."""
     if findings is None:
         findings = site_lint.run(result)
@@ -200,6 +205,9 @@ def build_site(
     if progress is not None:
         progress(total, total)
     nav = overview_pages(prefix)
+    if history is not None:  # review.history.History: the History section (history_pages.py)
+        pages.update(history_pages.pages(idx, history, chart_variants=history_chart))
+        nav += (("History", history_pages.timeline_page_path(idx)),)
     pages = dict(sorted(pages.items()))
     result.timings["explorer"] = explorer_s
     result.timings["pages"] = time.perf_counter() - started - explorer_s
