@@ -246,13 +246,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def cmd_site_init(args: argparse.Namespace) -> int:
-    from .site.starter import init_site
-
-    print("".join(f"wrote {path}\n" for path in init_site(args.dir, args.spec)) + f"next: cd {args.dir} && mkdocs serve   (or mkdocs build --strict)")
-    return 0
-
-
 # ---------------------------------------------------------------------------
 # lint
 
@@ -518,11 +511,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     _codex_run_args(p)
     p.set_defaults(func=cmd_verify)
-    site_sub = sub.add_parser("site", help="set up an MkDocs site for a spec").add_subparsers(dest="action", metavar="ACTION", required=True)
-    q = site_sub.add_parser("init", help="write DIR/mkdocs.yml and DIR/docs/index.md for a spec (nothing is overwritten)")
-    q.add_argument("dir", type=Path, metavar="DIR")
-    q.add_argument("--spec", type=Path, default=None, metavar="SPEC", help="spec folder (default: DIR itself, if it holds spec.yaml)")
-    q.set_defaults(func=cmd_site_init)
+    from .site.starter import add_command  # cheap: the site's build is imported only when it runs
+    add_command(sub)
 
     p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
     _spec_arg(p)

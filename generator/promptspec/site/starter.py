@@ -14,6 +14,7 @@ anything is written, and the files are written only after the spec loaded.
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -21,8 +22,6 @@ import yaml
 
 from ..errors import UsageError
 from ..util import atomic
-from .build import overview_pages
-from .markup import md_inline
 
 PALETTE = [
     {"media": "(prefers-color-scheme: light)", "scheme": "default",
@@ -36,6 +35,8 @@ MARKDOWN_EXTENSIONS = ["attr_list", "md_in_html", "tables", "admonition", {"toc"
 
 def config(spec_ref: str, site_name: str, extra_axes: list[str], *, prefix: str = "prompts") -> dict:
     """The mkdocs.yml of a new site, as data (written with yaml.safe_dump)."""
+    from .build import overview_pages
+
     pages = [{title: path} for title, path in overview_pages(prefix, extra_axes)]
     return {
         "site_name": site_name,
@@ -62,6 +63,8 @@ HEADER = (
 
 
 def home_page(site_name: str, prefix: str = "prompts") -> str:
+    from .markup import md_inline
+
     return (
         f"# {md_inline(site_name)}\n\n"
         "Every variant of this prompt spec, assembled exactly as sent, with token counts.\n\n"
@@ -103,3 +106,19 @@ def init_site(out: Path, spec: Path | None = None) -> list[Path]:
     atomic.write_text(targets[0], text)
     atomic.write_text(targets[1], home_page(loaded.name))
     return targets
+
+
+def add_command(sub) -> None:
+    """`promptspec site init` on the CLI's subcommands (cli.build_parser)."""
+    site_sub = sub.add_parser("site", help="set up an MkDocs site for a spec").add_subparsers(dest="action", metavar="ACTION", required=True)
+    q = site_sub.add_parser("init", help="write DIR/mkdocs.yml and DIR/docs/index.md for a spec (nothing is overwritten)")
+    q.add_argument("dir", type=Path, metavar="DIR")
+    q.add_argument("--spec", type=Path, default=None, metavar="SPEC", help="spec folder (default: DIR itself, if it holds spec.yaml)")
+    q.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    for path in init_site(args.dir, args.spec):
+        print(f"wrote {path}")
+    print(f"next: cd {args.dir} && mkdocs serve   (or mkdocs build --strict)")
+    return 0
