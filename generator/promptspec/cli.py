@@ -16,16 +16,16 @@ from typing import NoReturn, Sequence
 from . import __version__
 from .errors import PromptspecError
 
-DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "templates"
-"""The embedded example spec, when running from a checkout."""
-
-
 def default_spec() -> Path:
-    return DEFAULT_SPEC
+    """The embedded example spec (spec/embedded.py: inside the package when
+    installed from a wheel, templates/ in a checkout)."""
+    from .spec.embedded import embedded_spec
+
+    return embedded_spec()
 
 
 def _spec_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help="spec folder (default: the embedded templates/)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help="spec folder (default: the embedded example spec)")
 
 
 def _spec_dir(args: argparse.Namespace) -> Path:
