@@ -39,6 +39,9 @@ def ensure_venv(extras: str) -> Path:
     if not stamp.exists() or stamp.read_text() != digest:
         target = f"{ROOT}[{extras}]" if extras else str(ROOT)
         subprocess.check_call([str(_python()), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+        # The distribution was called "promptspec" before it became "promptspec-site".
+        subprocess.call([str(_python()), "-m", "pip", "uninstall", "--quiet", "--yes", "promptspec"],
+                        stderr=subprocess.DEVNULL)
         subprocess.check_call([str(_python()), "-m", "pip", "install", "--quiet", "-e", target])
         stamp.write_text(digest)
     return _python()
