@@ -162,7 +162,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     with _progress("assembling") as bar:
         result = pipeline.run(spec_dir, counter=counter, progress=bar)
     t = time.perf_counter()
-    changes = BaseLoader().load(args.base, Path(spec_dir), result, counter=counter, root=Path.cwd())
+    changes = BaseLoader().load(args.base or "lock", Path(spec_dir), result, counter=counter, root=Path.cwd())
     result.timings["base"] = time.perf_counter() - t
     with _progress("pages") as bar:
         site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit, progress=bar)
@@ -364,6 +364,24 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------
+# schema / completion
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .spec import schemas
+
+    sys.stdout.write(f"{schemas.schema_path(args.kind)}\n" if args.path else schemas.schema_text(args.kind))
+    return 0
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    import shtab
+
+    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    return 0
+
+
+# ---------------------------------------------------------------------------
 
 
 class _Parser(argparse.ArgumentParser):
@@ -381,7 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"promptspec {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
-    parser.add_argument("--cache-dir", type=Path, default=None, help="token cache folder (default: ~/.cache/promptspec)")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="token cache folder (default: the user cache folder, e.g. ~/.cache/promptspec)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print the pipeline's stage timings to stderr (list, build, explore, lock, check, diff, lint)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -414,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     _spec_arg(p)
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
     p.add_argument("--path", default="prompts", metavar="FOLDER", help="folder of the pages inside DIR (default: prompts)")
-    p.add_argument("--base", default="lock", metavar="BASE",
+    p.add_argument("--base", default=None, metavar="BASE",
                    help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder")
     p.add_argument("--variant-pages", action="append", default=None, metavar="WHICH",
                    help="which variants get a page of their own (the others are in the explorer): auto (default: all up to "
@@ -476,6 +494,16 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--format", choices=("text", "json"), default="text")
         p.set_defaults(func=cmd_lock if name == "lock" else cmd_check)
 
+    p = sub.add_parser("schema", help="print the JSON Schema of a spec file, for editors and check-jsonschema")
+    p.add_argument("kind", nargs="?", default="spec", metavar="KIND",
+                   help="spec (default), fragment, choice (a mode or personality entry; also: mode, personality) or models")
+    p.add_argument("--path", action="store_true", help="print the installed schema file's path instead of its text")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("completion", help="print a shell completion script (bash: source it; zsh: put it on $fpath as _promptspec)")
+    p.add_argument("shell", choices=("bash", "zsh", "tcsh"))
+    p.set_defaults(func=cmd_completion)
+
     return parser
 
 
@@ -483,6 +511,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.command not in ("schema", "completion"):
+            from .util.project_config import apply_defaults
+
+            apply_defaults(args)  # [tool.promptspec] in the nearest pyproject.toml
         return args.func(args)
     except PromptspecError as exc:
         if args.debug:
