@@ -152,7 +152,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     from .errors import UsageError
     from .site import select as site_select
     from .site.base import BaseLoader
-    from .site.build import build_site, write_folder
+    from .site import out_folder
+    from .site.build import build_site
 
     option = site_select.parse_cli(args.variant_pages)
     if args.list_limit < 1:
@@ -167,10 +168,18 @@ def cmd_build(args: argparse.Namespace) -> int:
     with _progress("pages") as bar:
         site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit, progress=bar)
     t = time.perf_counter()
-    out = write_folder(site, args.out)
+    generated = out_folder.site_files(site)
+    docs = out_folder.hand_written(args.docs, result, generated) if args.docs is not None else {}
+    files = {**generated, **docs}
+    how = ""
+    if args.in_place:
+        update = out_folder.write_in_place(files, args.out)
+        how = f" in place ({len(update.written)} written, {len(update.removed)} removed, {update.unchanged} unchanged)"
+    else:
+        out_folder.write_replace(files, args.out)
     result.timings["write"] = time.perf_counter() - t
     print(f"wrote {len(site.pages)} pages ({site.variant_page_count} of {len(result.variants)} variants with a page, "
-          f"every one in the explorer) and {len(site.files)} data files to {out}")
+          f"every one in the explorer){f', {len(docs)} hand-written files' if docs else ''} and {len(site.files)} data files to {args.out}{how}")
     _timings(args, result)
     return 0
 
@@ -430,8 +439,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", help="write the site's pages as a plain folder of Markdown + assets (for other site engines)", parents=[verbose])
     _spec_arg(p)
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds; see --in-place)")
     p.add_argument("--path", default="prompts", metavar="FOLDER", help="folder of the pages inside DIR (default: prompts)")
+    p.add_argument("--docs", type=Path, default=None, metavar="DOCS",
+                   help="hand-written pages to copy into DIR, with their <!-- promptspec:... --> examples expanded")
+    p.add_argument("--in-place", action="store_true",
+                   help="rewrite only changed files (each atomically) and remove stale ones, so watchers such as zensical serve reload")
     p.add_argument("--base", default=None, metavar="BASE",
                    help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder")
     p.add_argument("--variant-pages", action="append", default=None, metavar="WHICH",
