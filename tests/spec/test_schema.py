@@ -22,7 +22,8 @@ from promptspec.errors import SpecError
 from promptspec.spec import load as spec_load
 from promptspec.spec.catalog import MODEL_KEYS
 from promptspec.spec.load import FRAGMENT_KEYS, LIMIT_CEILINGS, SPEC_KEYS, load_spec
-from promptspec.spec.model import DEFAULT_LAYOUT, ENGINES, NAME_RE, ROLES
+from promptspec.spec.model import COMPUTED_BODY_KEYS, DEFAULT_LAYOUT, ENGINES, NAME_RE, ROLES, TOOL_PLACES
+from promptspec.spec.tools import REQUEST_KEYS, RULE_KEYS, TOOL_KEYS, TOOLS_KEYS
 from promptspec.spec.schemas import KINDS, load_schema, modeline, schema_url
 from promptspec.spec.sources import load_json, load_yaml
 
@@ -82,11 +83,13 @@ def _documents(spec: Path) -> tuple[list[tuple[str, str, Any]], list[str]]:
     models = top.get("models") or "models.json"
     if isinstance(models, str) and not models.startswith(("/", "@")) and ".." not in models:
         read("models", models)
-    folder = top.get("fragments") or "fragments"
-    if isinstance(folder, str) and ".." not in folder and not folder.startswith(("/", "@")) and (spec / folder).is_dir() and not (spec / folder).is_symlink():
-        for path in sorted((spec / folder).iterdir()):
-            if path.suffix in (".yaml", ".yml"):
-                read("fragment", path.relative_to(spec).as_posix())
+    tools = top.get("tools") if isinstance(top.get("tools"), dict) else {}
+    for kind, folder, suffixes in (("fragment", top.get("fragments") or "fragments", (".yaml", ".yml")),
+                                   ("tool", tools.get("folder") or "tools", (".yaml", ".yml", ".json"))):
+        if isinstance(folder, str) and ".." not in folder and not folder.startswith(("/", "@")) and (spec / folder).is_dir() and not (spec / folder).is_symlink():
+            for path in sorted((spec / folder).iterdir()):
+                if path.suffix in suffixes:
+                    read(kind, path.relative_to(spec).as_posix())
     return docs, unparsed
 
 
@@ -144,13 +147,19 @@ def _props(schema: dict, *path: str) -> set[str]:
 
 
 def test_the_schemas_know_every_key_the_loader_knows() -> None:
-    spec, fragment, models, choice = (load_schema(k) for k in ("spec", "fragment", "models", "choice"))
+    spec, fragment, models, choice, tool = (load_schema(k) for k in ("spec", "fragment", "models", "choice", "tool"))
     assert set(spec["properties"]) == SPEC_KEYS
+    assert set(tool["properties"]) == TOOL_KEYS
+    assert _props(spec, "tools") == TOOLS_KEYS
+    assert _props(spec, "request") == REQUEST_KEYS
+    assert set(spec["properties"]["request"]["properties"]["rules"]["items"]["properties"]) == RULE_KEYS
+    assert spec["properties"]["layout"]["properties"]["tools"]["anyOf"][0]["enum"] == list(TOOL_PLACES)
+    assert set(spec["properties"]["request"]["properties"]["params"]["propertyNames"]["not"]["enum"]) == set(COMPUTED_BODY_KEYS)
     assert set(fragment["properties"]) == FRAGMENT_KEYS
     assert set(models["properties"]["models"]["items"]["properties"]) == MODEL_KEYS
     assert set(choice["properties"]) == {"display_name", "description", "template", "engine"}
     assert spec["$defs"]["choice"]["properties"] == choice["properties"]
-    assert _props(spec, "layout") == set(DEFAULT_LAYOUT)
+    assert _props(spec, "layout") == {*DEFAULT_LAYOUT, "tools"}
     assert _props(spec, "limits") == set(LIMIT_CEILINGS)
     assert {k: v["maximum"] for k, v in spec["properties"]["limits"]["properties"].items()} == dict(LIMIT_CEILINGS)
     assert fragment["properties"]["role"]["enum"] == list(ROLES)
@@ -176,7 +185,7 @@ def test_the_name_rule_matches_the_loader(name: str) -> None:
 def test_the_embedded_spec_validates() -> None:
     docs, unparsed = _documents(TEMPLATES)
     assert not unparsed
-    assert {kind for kind, _, _ in docs} == {"spec", "models", "fragment"}
+    assert {kind for kind, _, _ in docs} == {"spec", "models", "fragment", "tool"}
     assert _schema_errors(docs) == {}
     # Its inline modes and personalities, against the separate choice schema.
     top = load_yaml(TEMPLATES / "spec.yaml")

@@ -28,6 +28,7 @@ KINDS = {
     "fragment": "a fragment definition, fragments/NAME.yaml",
     "choice": "one entry under modes: or personalities: in spec.yaml",
     "models": "the Codex-style models.json catalog",
+    "tool": "a tool definition file, tools/NAME.yaml or tools/NAME.json",
 }
 ALIASES = {"mode": "choice", "personality": "choice", "spec.yaml": "spec", "models.json": "models"}
 
