@@ -86,7 +86,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
     for row in table:
         out.append("  ".join(c.rjust(w) if i >= len(axes) else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-    out.append(f"{len(rows)} variants; % usable = tokens / (context_window x effective_context_window_percent / 100)")
+    out.append(f"{len(rows)} variants; tokens = instructions + messages + tools (tools: offline count of their serialised JSON); "
+               "% usable = tokens / (context_window x effective_context_window_percent / 100)")
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
@@ -401,10 +402,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"promptspec: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
 
 
+TOKENS_EPILOG = (
+    "Token counts: base instructions and sections are exact counts with the model's encoding. "
+    "Tools are an offline count, with the same encoding, of the tool list's JSON exactly as serialised "
+    "in the request (the API's own accounting of tool definitions is not public). Totals, % of the "
+    "usable window, headroom before auto-compaction and the lock file include the tools; Codex's "
+    "ceil(bytes/4) estimate is shown beside every count."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="promptspec",
         description="Assemble every variant of an agent prompt spec, count its tokens, publish it.",
+        epilog=TOKENS_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"promptspec {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
@@ -417,12 +428,16 @@ def build_parser() -> argparse.ArgumentParser:
     verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub.required = True
 
-    p = sub.add_parser("list", help="list every variant of the matrix with its tokens", parents=[verbose])
+    p = sub.add_parser("list", help="list every variant of the matrix with its tokens (tools included)", parents=[verbose], epilog=TOKENS_EPILOG)
     _spec_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("render", help="assemble one variant")
+    p = sub.add_parser(
+        "render", help="assemble one variant",
+        epilog="--format json writes the whole Responses API body (model, instructions, input, tools and the request "
+        "parameters, in the order Codex sends them) plus a 'tokens' key. " + TOKENS_EPILOG,
+    )
     _spec_arg(p)
     p.add_argument("--model", help="model slug (default: the first model)")
     p.add_argument("--personality", help="personality (default: default)")

@@ -65,7 +65,7 @@ def to_json(value: Any, where: str, line: int | None, path: str = "definition") 
         raise SpecError(f"{path} is not a finite number", where, line=line, hint="JSON has no NaN or infinity")
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
-    raise SpecError(f"{path} is {typename(value)}, which JSON cannot hold", where, line=line, hint="quote it as a string")
+    raise SpecError(f"{path} is a {type(value).__name__}, which JSON cannot hold", where, line=line, hint="quote it as a string")
 
 
 def read_when(r: Reader, key: str = "when") -> Mapping[str, tuple[str, ...]]:
@@ -143,11 +143,14 @@ def _tool(fs: SpecFS, folder_ref: str, path: Path, budget: int, axis_names: set[
     r.unknown(TOOL_KEYS, "a tool file")
     raw = r.get("definition", dict, required=True)
 
-    def line_of(key: str) -> int | None:
-        line = r.line(key)
-        return line if line is not None or path.suffix != ".json" else find_line(path, f'"{key}"')
+    dline = r.line("definition") if path.suffix != ".json" else find_line(path, '"definition"')
 
-    dline = line_of("definition")
+    def line_of(key: str) -> int | None:
+        """The line of a key of the definition (JSON files: its first occurrence)."""
+        if isinstance(raw, Located) and raw.line_of(key):
+            return raw.line_of(key)
+        return find_line(path, f'"{key}"') if path.suffix == ".json" else dline
+
     definition = to_json(raw, where, dline)
     kind = definition.get("type")
     if not isinstance(kind, str) or not kind:
