@@ -57,6 +57,9 @@ BEYOND_SCHEMA = {
     "personality-case-clash": "two personality names equal up to letter case",
     # Across files: one file's schema cannot see the other file.
     "fragment-unknown-slot": "a slot of the layout in spec.yaml",
+    "tool-when-unknown": "an axis of spec.yaml or a field of models.json",
+    "tool-description-over-budget": "the description budget set in spec.yaml",
+    "tool-missing": "tools.order names a file that does not exist",
 }
 
 
