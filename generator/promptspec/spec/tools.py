@@ -34,7 +34,8 @@ from .model import (
 from .reader import Reader, check_name, check_unique_slugs, typename
 from .sources import Located, find_line, load_json, load_yaml
 
-TOOL_KEYS = {"definition", "when", "deferred", "description", "owner"}
+TOOL_KEYS = {"definition", "when", "deferred", "description", "owner", "accept_lint"}
+ACCEPTABLE_LINT = ("PS501", "PS502")
 TOOLS_KEYS = {"folder", "order", "description_budget"}
 REQUEST_KEYS = {"order", "params", "rules"}
 RULE_KEYS = {"when", "params", "order"}
@@ -184,6 +185,10 @@ def _tool(fs: SpecFS, folder_ref: str, path: Path, budget: int, axis_names: set[
         raise SpecError(f"tool {tool_name!r} serialises to {len(serialized)} characters (at most {MAX_TOOL_JSON_CHARS})", where, line=dline, hint="no model reads a tool this large")
     when = read_when(r)
     check_when_names(when, axis_names, models, where, r.line("when"))
+    accept = r.str_list("accept_lint")
+    for rule in accept:
+        if rule not in ACCEPTABLE_LINT:
+            raise r.err("accept_lint", f"accept_lint lists {rule!r}; a tool file may accept only {', '.join(ACCEPTABLE_LINT)}")
     return Tool(
         name=name,
         tool_name=tool_name,
@@ -196,6 +201,7 @@ def _tool(fs: SpecFS, folder_ref: str, path: Path, budget: int, axis_names: set[
         owner=r.text("owner", ""),
         source=where,
         line=r.line(),
+        accept_lint=accept,
     )
 
 
