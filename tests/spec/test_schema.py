@@ -23,7 +23,8 @@ from promptspec.spec import load as spec_load
 from promptspec.spec.catalog import MODEL_KEYS
 from promptspec.spec.load import FRAGMENT_KEYS, LIMIT_CEILINGS, SPEC_KEYS, load_spec
 from promptspec.spec.model import COMPUTED_BODY_KEYS, DEFAULT_LAYOUT, ENGINES, NAME_RE, ROLES, TOOL_PLACES
-from promptspec.spec.tools import REQUEST_KEYS, RULE_KEYS, TOOL_KEYS, TOOLS_KEYS
+from promptspec.spec.shaping import LAYOUT_KEYS, RESERVED_NAMES
+from promptspec.spec.tools import ACCEPTABLE_LINT, REQUEST_KEYS, RULE_KEYS, TOOL_KEYS, TOOLS_KEYS
 from promptspec.spec.schemas import KINDS, load_schema, modeline, schema_url
 from promptspec.spec.sources import load_json, load_yaml
 
@@ -160,8 +161,12 @@ def test_the_schemas_know_every_key_the_loader_knows() -> None:
     assert set(spec["properties"]["request"]["properties"]["params"]["propertyNames"]["not"]["enum"]) == set(COMPUTED_BODY_KEYS)
     assert set(fragment["properties"]) == FRAGMENT_KEYS
     assert set(models["properties"]["models"]["items"]["properties"]) == MODEL_KEYS
-    assert set(choice["properties"]) == {"display_name", "description", "template", "engine"}
-    assert spec["$defs"]["choice"]["properties"] == choice["properties"]
+    assert set(spec["$defs"]["choice"]["properties"]) == {"display_name", "description", "template", "engine"}
+    assert set(spec["$defs"]["personality"]["properties"]) == {"display_name", "description", "template", "engine", "fills", "removes_section"}
+    assert spec["$defs"]["personality"]["properties"] == choice["properties"]
+    assert set(tool["properties"]["accept_lint"]["anyOf"][0]["enum"]) == set(ACCEPTABLE_LINT)
+    assert set(spec["properties"]["derived"]["propertyNames"]["not"]["enum"]) == set(RESERVED_NAMES)
+    assert set(spec["properties"]["layouts"]["items"]["properties"]) == LAYOUT_KEYS
     assert _props(spec, "layout") == {*DEFAULT_LAYOUT, "tools"}
     assert _props(spec, "limits") == set(LIMIT_CEILINGS)
     assert {k: v["maximum"] for k, v in spec["properties"]["limits"]["properties"].items()} == dict(LIMIT_CEILINGS)
