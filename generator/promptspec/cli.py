@@ -157,8 +157,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     from . import pipeline
     from .errors import UsageError
     from .site import select as site_select
-    from .site.base import BaseLoader
     from .site import out_folder
+    from .site.base import BaseLoader
     from .site.build import build_site
 
     option = site_select.parse_cli(args.variant_pages)
@@ -174,18 +174,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     with _progress("pages") as bar:
         site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit, progress=bar)
     t = time.perf_counter()
-    generated = out_folder.site_files(site)
-    docs = out_folder.hand_written(args.docs, result, generated) if args.docs is not None else {}
-    files = {**generated, **docs}
-    how = ""
-    if args.in_place:
-        update = out_folder.write_in_place(files, args.out)
-        how = f" in place ({len(update.written)} written, {len(update.removed)} removed, {update.unchanged} unchanged)"
-    else:
-        out_folder.write_replace(files, args.out)
+    docs, how = out_folder.write_out(site, result, args.out, docs=args.docs, in_place=args.in_place)
     result.timings["write"] = time.perf_counter() - t
     print(f"wrote {len(site.pages)} pages ({site.variant_page_count} of {len(result.variants)} variants with a page, "
-          f"every one in the explorer){f', {len(docs)} hand-written files' if docs else ''} and {len(site.files)} data files to {args.out}{how}")
+          f"every one in the explorer){f', {docs} hand-written files' if docs else ''} and {len(site.files)} data files to {args.out}{how}")
     _timings(args, result)
     return 0
 
@@ -416,24 +408,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------
-# schema / completion
-
-
-def cmd_schema(args: argparse.Namespace) -> int:
-    from .spec import schemas
-
-    sys.stdout.write(f"{schemas.schema_path(args.kind)}\n" if args.path else schemas.schema_text(args.kind))
-    return 0
-
-
-def cmd_completion(args: argparse.Namespace) -> int:
-    import shtab
-
-    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
-    return 0
-
-
-# ---------------------------------------------------------------------------
 
 
 class _Parser(argparse.ArgumentParser):
@@ -576,15 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--format", choices=("text", "json"), default="text")
         p.set_defaults(func=cmd_lock if name == "lock" else cmd_check)
 
-    p = sub.add_parser("schema", help="print the JSON Schema of a spec file, for editors and check-jsonschema")
-    p.add_argument("kind", nargs="?", default="spec", metavar="KIND",
-                   help="spec (default), fragment, choice (a mode or personality entry; also: mode, personality) or models")
-    p.add_argument("--path", action="store_true", help="print the installed schema file's path instead of its text")
-    p.set_defaults(func=cmd_schema)
+    from .authoring.editor import add_commands
 
-    p = sub.add_parser("completion", help="print a shell completion script (bash: source it; zsh: put it on $fpath as _promptspec)")
-    p.add_argument("shell", choices=("bash", "zsh", "tcsh"))
-    p.set_defaults(func=cmd_completion)
+    add_commands(sub, build_parser)  # schema, completion
 
     return parser
 

@@ -111,6 +111,17 @@ def write_replace(files: Mapping[str, bytes], out: Path) -> Path:
     return out
 
 
+def write_out(site: Site, result: Any, out: Path, *, docs: Path | None = None, in_place: bool = False) -> tuple[int, str]:
+    """The whole `build --out`: (hand-written files copied, how it was written)."""
+    generated = site_files(site)
+    pages = hand_written(docs, result, generated) if docs is not None else {}
+    if not in_place:
+        write_replace({**generated, **pages}, out)
+        return len(pages), ""
+    update = write_in_place({**generated, **pages}, out)
+    return len(pages), f" in place ({len(update.written)} written, {len(update.removed)} removed, {update.unchanged} unchanged)"
+
+
 def _existing(out: Path) -> dict[str, Path]:
     found = {}
     for folder, dirs, names in os.walk(out):
