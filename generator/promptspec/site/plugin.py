@@ -12,7 +12,7 @@ up, the error goes to the terminal and onto every page, and fixing the spec
           spec: templates            # spec folder, relative to mkdocs.yml
           path: prompts              # folder of the generated pages
           mermaid_js: null           # local mermaid.min.js for offline diagrams
-          cache_dir: null            # token cache (default ~/.cache/promptspec)
+          cache_dir: null            # token cache (default: the user cache folder, e.g. ~/.cache/promptspec)
           base: lock                 # Changes page: lock | none | a git revision | a spec folder
           lint_rules: guide/lint-rules.md   # docs page that lint rule IDs link to (if it exists)
           variant_pages: auto        # a page per variant: auto (all up to 1,000 variants, else none),
