@@ -5,6 +5,9 @@
     python3 dev.py build    # install, then `mkdocs build --strict` into site/
     python3 dev.py test     # install with test extras, then run pytest
 
+serve and build take `--engine properdocs` to use ProperDocs (the maintained
+continuation of MkDocs 1.x) instead of MkDocs; it is installed with them.
+
 Only the standard library is used here, so it runs on a fresh machine with
 nothing but Python 3 (>= 3.10). Extra arguments are passed on to the tool.
 """
@@ -42,9 +45,24 @@ def ensure_venv(extras: str) -> Path:
     if not stamp.exists() or stamp.read_text() != digest:
         target = f"{ROOT}[{extras}]" if extras else str(ROOT)
         subprocess.check_call([str(_python()), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+        # The distribution was called "promptspec" before it became "promptspec-site".
+        subprocess.call([str(_python()), "-m", "pip", "uninstall", "--quiet", "--yes", "promptspec"],
+                        stderr=subprocess.DEVNULL)
         subprocess.check_call([str(_python()), "-m", "pip", "install", "--quiet", "-e", target])
         stamp.write_text(digest)
     return _python()
+
+
+QUIET = {
+    "NO_MKDOCS_2_WARNING": "1",  # Material's end-of-life banner under `mkdocs`; we pin mkdocs<2
+    "DISABLE_MKDOCS_2_WARNING": "true",  # ProperDocs' notice, should a plugin switch it on
+}
+
+
+def tool_env() -> dict[str, str]:
+    """The environment the site tools run in: without the maintenance banners,
+    which say nothing about this project and bury its own messages."""
+    return {**os.environ, **{k: v for k, v in QUIET.items() if k not in os.environ}}
 
 
 def _dev_addr(args: list[str]) -> str:
@@ -71,17 +89,18 @@ def _in_use(addr: str) -> bool:
     return False
 
 
-def serve(py: Path, rest: list[str]) -> int:
-    """`mkdocs serve`, stopped with this script: SIGTERM, SIGINT and SIGHUP
-    (an IDE's stop button, `kill`, tmux, Ctrl-C) are passed on to MkDocs,
-    which runs in a session of its own so a terminal's Ctrl-C reaches it once."""
-    addr = _dev_addr(rest)
+def serve(py: Path, command: list[str]) -> int:
+    """`mkdocs serve` (command: [engine, "serve", ...]), stopped with this
+    script: SIGTERM, SIGINT and SIGHUP (an IDE's stop button, `kill`, tmux,
+    Ctrl-C) are passed on to MkDocs, which runs in a session of its own so a
+    terminal's Ctrl-C reaches it once."""
+    addr = _dev_addr(command)
     if _in_use(addr):
         host, _, port = addr.rpartition(":")
         other = f"{host}:{int(port) + 1}" if port.isdigit() else "127.0.0.1:8001"
         print(f"dev.py: error: {addr} is in use (another server?); try: python3 dev.py serve -a {other}", file=sys.stderr)
         return 2
-    proc = subprocess.Popen([str(py), "-m", "mkdocs", "serve", *rest], start_new_session=True)
+    proc = subprocess.Popen([str(py), "-m", *command], start_new_session=True)
 
     asked: list[float] = []
 
@@ -113,15 +132,18 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip())
         return 2
     job, rest = argv[0], argv[1:]
+    engine = "mkdocs"
+    if rest[:1] == ["--engine"] and len(rest) > 1 and rest[1] in ("mkdocs", "properdocs"):
+        engine, rest = rest[1], rest[2:]
     os.chdir(ROOT)
-    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material's banner about MkDocs 2; we pin mkdocs<2
+    os.environ.update(tool_env())
     if job == "test":
         py = ensure_venv("test")
         return subprocess.call([str(py), "-m", "pytest", *rest])
-    py = ensure_venv("")
+    py = ensure_venv("properdocs" if engine == "properdocs" else "")
     if job == "serve":
-        return serve(py, rest)
-    return subprocess.call([str(py), "-m", "mkdocs", "build", "--strict", *rest])
+        return serve(py, [engine, "serve", "-f", "mkdocs.yml", *rest])
+    return subprocess.call([str(py), "-m", engine, "build", "--strict", "-f", "mkdocs.yml", *rest])
 
 
 if __name__ == "__main__":

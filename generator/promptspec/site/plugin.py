@@ -15,7 +15,7 @@ up, the error goes to the terminal and onto every page, and fixing the spec
                                      # (Mermaid text; loaded from a CDN unless mermaid_js is set)
                                      # | auto (mermaid when mermaid_js is set, else html)
           mermaid_js: null           # a local mermaid.min.js, for sites that want Mermaid offline
-          cache_dir: null            # token cache (default ~/.cache/promptspec)
+          cache_dir: null            # token cache (default: the user cache folder, e.g. ~/.cache/promptspec)
           base: lock                 # Changes page: lock | none | a git revision | a spec folder
           lint_rules: guide/lint-rules.md   # docs page that lint rule IDs link to (if it exists)
           variant_pages: auto        # a page per variant: auto (all up to 1,000 variants, else none),
