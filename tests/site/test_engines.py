@@ -131,10 +131,11 @@ def test_docs_pages_may_not_shadow_generated_ones(tmp_path: Path, capsys) -> Non
 def test_a_bad_example_marker_stops_build_out_and_writes_nothing(tmp_path: Path, capsys) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "index.md").write_text("# Home\n\n<!-- promptspec:example fragment=no_such_fragment -->\n", encoding="utf-8")
+    # A malformed marker (an unknown part); one naming what the spec lacks is a note instead (examples.py).
+    (docs / "index.md").write_text("# Home\n\n<!-- promptspec:example fragment=apps part=no_such_part -->\n", encoding="utf-8")
     assert main(["build", "--spec", str(TEMPLATES), "--out", str(tmp_path / "out"), "--docs", str(docs), "--base", "none"]) == 2
     err = capsys.readouterr().err
-    assert f"{docs.as_posix()}/index.md:3:" in err and "no_such_fragment" in err
+    assert f"{docs.as_posix()}/index.md:3:" in err and "no_such_part" in err
     assert not (tmp_path / "out").exists()
 
 
