@@ -32,10 +32,12 @@ def _spec_dir(args: argparse.Namespace) -> Path:
     return args.spec if args.spec is not None else default_spec()
 
 
-def _counter(args: argparse.Namespace):
+def _counter(args: argparse.Namespace, *, verify: bool = False):
+    """verify: for the review gates (diff, check), whose counts decide a
+    pull request: never trust the disk cache's counts (measure/counter.py)."""
     from .measure.counter import TokenCounter
 
-    return TokenCounter(getattr(args, "cache_dir", None))
+    return TokenCounter(getattr(args, "cache_dir", None), verify=verify)
 
 
 def _progress(label: str):
@@ -300,7 +302,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 0:
         raise UsageError("--budget must not be negative")
     spec_dir = _review_spec_dir(args)
-    counter = _counter(args)
+    counter = _counter(args, verify=True)
     with tempfile.TemporaryDirectory(prefix="promptspec-diff-") as tmp:
         sides = []
         for side, ref in (("base", args.base), ("head", args.head)):
@@ -353,7 +355,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UsageError(f"no lock file at {path}; run `promptspec lock` to create it, then commit it")
     data = lockfile.read(path)
-    result = pipeline.run(_review_spec_dir(args), counter=_counter(args))
+    result = pipeline.run(_review_spec_dir(args), counter=_counter(args, verify=True))
     _timings(args, result)
     diff = review.compare_to_lock(data, result)
     if args.format == "json":

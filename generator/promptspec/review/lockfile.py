@@ -20,8 +20,11 @@ from typing import Any, Mapping
 
 from ..assemble import export
 from ..errors import SpecError
+from ..spec.files import read_regular_bytes
 
 LOCK_FILE = "prompts.lock.json"
+MAX_LOCK_BYTES = 64 * 1024 * 1024
+"""A lock holds a few hundred bytes per variant; anything near this is hostile."""
 """Reserved name in a spec folder: the loader ignores it; lint should not call it an orphan."""
 
 FORMAT = 1
@@ -112,10 +115,10 @@ def write(path: str | Path, data: Mapping[str, Any]) -> bool:
     path = Path(path)
     text = dumps(data)
     try:
-        if path.read_text(encoding="utf-8") == text:
+        if read_regular_bytes(path, limit=MAX_LOCK_BYTES, what="lock file") == text.encode("utf-8"):
             return False
-    except (OSError, UnicodeDecodeError):
-        pass
+    except SpecError:
+        pass  # missing, a FIFO or device, or too big: replaced below, never read
     if not path.parent.is_dir():
         raise SpecError("folder for the lock file does not exist", path.parent, hint="create it or pass --lock PATH")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -139,17 +142,23 @@ def read(path: str | Path) -> dict[str, Any]:
     """Load and shape-check a lock file; a user error names the file."""
     path = Path(path)
     hint = "regenerate it with `promptspec lock`"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         error = SpecError("no lock file here", path, hint="run `promptspec lock` to create it, then commit it")
         raise error from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read the lock file: {exc}", path, hint=hint) from None
+    try:
+        text = read_regular_bytes(path, limit=MAX_LOCK_BYTES, what="lock file").decode("utf-8")
+    except SpecError as exc:
+        raise SpecError(f"cannot read the lock file: {exc.message}", path, hint=hint) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"lock file is not valid UTF-8 (byte {exc.start})", path, hint=hint) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecError(f"lock file is not valid JSON: {exc.msg}", path, line=exc.lineno, column=exc.colno, hint=hint) from None
+    except RecursionError:
+        raise SpecError("lock file nests too deeply", path, hint=hint) from None
+    except ValueError as exc:  # a number with more than 4,300 digits
+        raise SpecError(f"lock file is not valid JSON: {str(exc).splitlines()[0]}", path, hint=hint) from None
     if not isinstance(data, dict) or not isinstance(data.get("variants"), dict):
         raise SpecError("lock file has no 'variants' object", path, hint=hint)
     if data.get("format") != FORMAT:

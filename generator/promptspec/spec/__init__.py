@@ -12,7 +12,10 @@ from .catalog import (
 )
 from .files import (
     MAX_FILE_BYTES,
+    MAX_SPEC_BYTES,
     SpecFS,
+    file_digest,
+    read_regular_bytes,
     read_text_file,
 )
 from .limits import (
@@ -94,4 +97,7 @@ __all__ = [
     "load_yaml",
     "parse_models",
     "read_text_file",
+    "read_regular_bytes",
+    "file_digest",
+    "MAX_SPEC_BYTES",
 ]

@@ -212,7 +212,8 @@ def _check_root(path: Path, top: Reader, name: str) -> None:
         home: Path | None = Path.home().resolve()
     except (RuntimeError, KeyError, OSError):
         home = None
-    bad = real == Path(real.anchor) or real == home
+    # A root above the home folder reaches ~/.ssh through any symlink to it.
+    bad = real == Path(real.anchor) or (home is not None and (real == home or real in home.parents))
     # Credential and tool-state folders: a root inside one could publish a
     # private key as "prompt text".
     bad = bad or any(part in SECRET_DIRS for part in real.parts)

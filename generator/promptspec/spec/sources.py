@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ..errors import SpecError
-from .files import read_text_file
+from .files import read_regular_bytes, read_text_file
 
 
 class Located(dict):
@@ -237,8 +237,8 @@ class LineFinder:
 
     def __init__(self, path: Path):
         try:
-            self.text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            self.text = read_regular_bytes(path).decode("utf-8", "replace")
+        except SpecError:
             self.text = ""
         self.pos = 0
         self.line = 1
@@ -255,8 +255,8 @@ class LineFinder:
 def find_line(path: Path, needle: str) -> int | None:
     """Best-effort line of the first occurrence of `needle` (JSON keeps no marks)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_regular_bytes(path).decode("utf-8", "replace")
+    except SpecError:
         return None
     at = text.find(needle)
     return None if at < 0 else text.count("\n", 0, at) + 1
