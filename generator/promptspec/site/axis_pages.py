@@ -204,9 +204,16 @@ def axis_value_page(idx: SiteIndex, axis: str, value: str) -> str:
         ), cls="ps-intro"), ""]
         out += site_summary.by_axis_tables(idx, page, vs, other_axes)
     out += ["## Parts across these variants", "", _value_sections(idx, page, vs), ""]
-    others = [x for x in dict(idx.axes)[axis] if x != value]
+    values = dict(idx.axes)[axis]
+    others = site_summary.neighbours(idx, axis, value)
     if others:
         out += [f"## Compared with other {md_inline(axis_title(axis).lower())}", ""]
+        if len(others) < len(values) - 1:
+            out += [block(para(
+                f"{len(values) - 1:,} other values: compared with the {len(others)} nearest in the axis order "
+                f"(pages stay small however many values there are); the "
+                f"{link(idx.explorer_href(page, vs[0]), 'Explorer')} shows any variant."
+            ), cls="ps-intro"), ""]
         if len(vs) * len(others) <= idx.list_limit:
             out += [block(para(
                 f"Each row pairs a variant with the one that differs only in {h(axis)}, side by side, "

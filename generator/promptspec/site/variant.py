@@ -20,6 +20,7 @@ from ..assemble.request import Variant
 from . import changes as site_changes
 from . import mermaid
 from .index import SectionUse, SiteIndex
+from .summary import MAX_COMPARED, window
 from .markup import (
     Cell,
     block,
@@ -178,7 +179,11 @@ def _others(idx: SiteIndex, v: Variant, page: str) -> str:
     for axis, _ in idx.axes:
         cells = []
         mine = v.value(axis)
-        for value, target in _other_rows(idx, axis)[idx.others(v, axis)]:
+        row = _other_rows(idx, axis)[idx.others(v, axis)]
+        if len(row) > MAX_COMPARED + 1:  # linear site: a window around this value, not every value
+            start, stop = window(idx, axis, mine)
+            row = row[start:stop]
+        for value, target in row:
             if value == mine:
                 cells.append(f'<strong class="ps-current">{h(value)}</strong>')
             elif target is None:

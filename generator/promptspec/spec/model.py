@@ -161,17 +161,24 @@ class Spec:
     renderer, lookups by name): a loaded spec never changes, so neither do they."""
     raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
+    def _lookup(self, kind: str, items: tuple[Any, ...], attr: str) -> dict[str, Any]:
+        # One dict per kind, built on first use: a linear scan per variant
+        # made measuring 95,000 models take minutes (quadratic).
+        table = self.memo.get(f"lookup:{kind}")
+        if table is None:
+            table = self.memo[f"lookup:{kind}"] = {}
+            for item in items:
+                table.setdefault(getattr(item, attr), item)
+        return table
+
     def model(self, slug: str) -> Model:
-        for m in self.models:
-            if m.slug == slug:
-                return m
-        raise KeyError(slug)
+        return self._lookup("model", self.models, "slug")[slug]
 
     def mode(self, name: str) -> Choice:
-        return next(m for m in self.modes if m.name == name)
+        return self._lookup("mode", self.modes, "name")[name]
 
     def personality(self, name: str) -> Choice:
-        return next(p for p in self.personalities if p.name == name)
+        return self._lookup("personality", self.personalities, "name")[name]
 
     @property
     def axes(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
