@@ -31,6 +31,8 @@ from .sandbox import (
     _ps_call,
     _ps_check,
     _ps_iter,
+    _ps_text,
+    printable,
 )
 
 # ---------------------------------------------------------------------------
@@ -59,6 +61,7 @@ class Renderer:
             # arguments at compile time, outside every budget, and bakes the
             # results into the code ('x'|center(2000000), 1,000 times, is 2 GB).
             optimized=False,
+            finalize=printable,  # no reprs with memory addresses in the output (deterministic builds)
         )
         self.env.globals.clear()
         self.env.globals.update(
@@ -68,6 +71,7 @@ class Renderer:
             __ps_iter=_ps_iter,
             __ps_check=_ps_check,
             __ps_call=_ps_call,
+            __ps_text=_ps_text,
         )
         self.env.filters.update(_guarded_filters(self.env.filters))
         self._compiled: dict[tuple[str, str], jinja2.Template] = {}
@@ -229,7 +233,7 @@ class Renderer:
         """Undeclared variables a Jinja source refers to (for lint)."""
         from jinja2 import meta
 
-        return set(meta.find_undeclared_variables(self.env.parse(source))) - {"__ps_iter", "__ps_check", "__ps_call"}
+        return set(meta.find_undeclared_variables(self.env.parse(source))) - {"__ps_iter", "__ps_check", "__ps_call", "__ps_text"}
 
 
 
