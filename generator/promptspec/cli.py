@@ -481,9 +481,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Escaped:
+    """stdout for every command but `render` (whose output is the payload,
+    byte for byte): control characters and line-start `::` escaped
+    (errors.escape_controls), so a hostile spec or lock cannot drive the
+    terminal or write GitHub workflow commands into a CI log."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from .errors import escape_controls
+
+        self._stream.write(escape_controls(text, newlines=True))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings (an unusable token cache) as one line, not Python's two."""
+    from .errors import escape_controls
+
+    print(f"promptspec: warning: {escape_controls(' '.join(str(message).split()))}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    real_stdout = sys.stdout
+    if args.command != "render":
+        sys.stdout = _Escaped(real_stdout)  # type: ignore[assignment]
+    shown, warnings.showwarning = warnings.showwarning, _show_warning
+    try:
+        return _run(args)
+    finally:
+        sys.stdout = real_stdout
+        warnings.showwarning = shown
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .errors import escape_controls
+
     try:
         return args.func(args)
     except PromptspecError as exc:
@@ -502,11 +544,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, TokenizerError):
             if args.debug:
                 raise
-            print(f"promptspec: error: {exc}", file=sys.stderr)
+            print(f"promptspec: error: {escape_controls(str(exc))}", file=sys.stderr)
             return 2
         if args.debug:
             raise
-        print(f"promptspec: internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)", file=sys.stderr)
+        # Input that is too big, too deep or unencodable, and the system
+        # saying no (a full disk, a busy folder): the user's problem to fix,
+        # so one line and exit 2, like every other bad input.
+        if isinstance(exc, OSError):
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            print(f"promptspec: error: {escape_controls(where + (exc.strerror or str(exc)))}", file=sys.stderr)
+            return 2
+        if isinstance(exc, (MemoryError, RecursionError, UnicodeError)):
+            what = {MemoryError: "the input needs more memory than is available", RecursionError: "the input nests too deeply"}.get(type(exc), f"text that cannot be encoded ({exc})")
+            print(f"promptspec: error: {escape_controls(what)} (check the spec for huge or malformed files)", file=sys.stderr)
+            return 2
+        print(f"promptspec: internal error: {type(exc).__name__}: {escape_controls(str(exc))} (rerun with --debug and report it)", file=sys.stderr)
         return 3
 
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 import jinja2
 
 from ..errors import SpecError
-from ..spec.files import SpecFS
+from ..spec.files import SpecFS, not_text
 from ..spec.limits import Limits
 from ..spec.model import Spec
 from .codex import codex_join, fill_placeholders
@@ -168,7 +168,11 @@ class Renderer:
         except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
             name, line = self._error_location(where)
             raise SpecError(f"template error: {type(exc).__name__}: {exc}", name, line=line) from None
-        return "".join(out)
+        text = "".join(out)
+        found = not_text(text)
+        if found is not None:  # made by a literal such as {{ "\x1b" }} or {{ "\ud800" }}
+            raise SpecError(f"template output contains {found[0]}", self._shown(where), hint="prompt text must be plain LF-terminated text")
+        return text
 
     def _relocate(self, exc: SpecError, where: str) -> SpecError:
         """A file error raised by `text()` or `{% include %}` is reported at

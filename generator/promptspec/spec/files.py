@@ -138,6 +138,39 @@ class SpecFS:
         return path.as_posix()
 
 
+_NOT_TEXT = re.compile("[\x00\r\x1b\ud800-\udfff]")
+"""Not prompt text: NUL, CR, ESC (terminal escape sequences: they can hide
+lines of a diff from a reviewer) and lone surrogates (which no file can hold
+and no encoder accepts).  Other controls (bell, form feed...) pass through
+as Codex would send them."""
+
+
+def not_text(text: str) -> tuple[str, int] | None:
+    """(what, line) of the first character prompt text may not hold, or None."""
+    m = _NOT_TEXT.search(text)
+    if m is None:
+        return None
+    char = m.group()
+    what = {"\x00": "a NUL character", "\r": "a CR (carriage return) character", "\x1b": "an ESC (terminal escape) character"}.get(
+        char, f"a lone surrogate U+{ord(char):04X}" if "\ud800" <= char <= "\udfff" else f"the control character U+{ord(char):04X}"
+    )
+    return what, text.count("\n", 0, m.start()) + 1
+
+
+def check_text(text: str, where: str | Path, *, line: int | None = None, what: str = "text") -> str:
+    """One rule for prompt text wherever it comes from (a file, a JSON or
+    YAML escape such as "\\u0000", a template literal): plain LF text."""
+    found = not_text(text)
+    if found is not None:
+        raise SpecError(
+            f"{what} contains {found[0]}",
+            where,
+            line=line if line is not None else found[1],
+            hint="prompt text must be plain LF-terminated text; remove it (escapes such as \\u001b count too)",
+        )
+    return text
+
+
 def read_regular_bytes(path: str | Path, *, limit: int = MAX_FILE_BYTES, what: str = "file") -> bytes:
     """The one bounded read: open without blocking, check what was opened,
     then read at most `limit` bytes.
@@ -231,6 +264,7 @@ def read_text_file(path: Path, *, cache: dict[Path, str] | None = None, seen: se
             line=line,
             hint="convert it to LF line endings, e.g. with dos2unix",
         )
+    check_text(text, path, what="file")
     if cache is not None:
         cache[path] = text
     if seen is not None:

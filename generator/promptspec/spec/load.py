@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from ..errors import SpecError
 from .catalog import parse_models
-from .files import SpecFS
+from .files import SpecFS, not_text
 from .limits import Limits
 from .model import (
     BUILTIN_AXES,
@@ -232,9 +232,9 @@ def _clean_text(r: Reader, key: str, default: str | None = None) -> Any:
     """Inline prompt text obeys the same rule as text files: no NUL, no CR."""
     value = r.text(key, default)
     if isinstance(value, str):
-        for char, what in (("\x00", "a NUL character"), ("\r", "a CR (carriage return) character")):
-            if char in value:
-                raise r.err(key, f"'{key}' contains {what}", hint="prompt text must be plain LF-terminated text")
+        found = not_text(value)
+        if found is not None:
+            raise r.err(key, f"'{key}' contains {found[0]}", hint="prompt text must be plain LF-terminated text")
     return value
 
 
