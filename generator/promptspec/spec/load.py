@@ -366,7 +366,8 @@ def _fragments(top: Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[s
             raise r.err(None, "a fragment needs exactly one of 'body' (a template file) or 'text' (inline)")
         if body_file is not None:
             # Relative to the definition's folder: the body sits beside its yaml.
-            rel = body_file if body_file.startswith("@") else (path.parent.relative_to(fs.root) / body_file).as_posix()
+            # (folder_ref, not a path relative to the spec folder: the folder may be under a root.)
+            rel = body_file if body_file.startswith("@") else f"{folder_ref.rstrip('/')}/{body_file}"
             target = fs.resolve(rel, origin=where)
             if not target.is_file():
                 what = "is not a regular file" if target.exists() else "not found"
