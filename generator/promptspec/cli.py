@@ -417,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
     p.add_argument("--path", default="prompts", metavar="FOLDER", help="folder of the pages inside DIR (default: prompts)")
     p.add_argument("--base", default="lock", metavar="BASE",
-                   help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder")
+                   help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder (./DIR or dir:DIR)")
     p.add_argument("--variant-pages", action="append", default=None, metavar="WHICH",
                    help="which variants get a page of their own (the others are in the explorer): auto (default: all up to "
                         "1,000 variants, else none), all, none, or AXIS=VALUE[,VALUE...] (globs allowed; repeat for more axes)")
@@ -461,8 +461,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     review_spec_help = "spec folder (default: templates/ of the current git repository, else the embedded spec); for revisions, its path in the repository"
     p = sub.add_parser("diff", help="what a spec change does to every variant (git revisions or spec folders)", parents=[verbose])
-    p.add_argument("base", metavar="BASE", help="git revision (e.g. origin/main) or spec folder")
-    p.add_argument("head", metavar="HEAD", nargs="?", default=None, help="git revision or spec folder (default: the working tree)")
+    p.add_argument("base", metavar="BASE", help="git revision (origin/main, or rev:NAME) or spec folder written as a path (./DIR, DIR/, or dir:DIR)")
+    p.add_argument("head", metavar="HEAD", nargs="?", default=None, help="git revision or spec folder, as for BASE (default: the working tree)")
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("--budget", type=int, default=None, metavar="N", help="flag variants whose total goes over N tokens")

@@ -256,7 +256,7 @@ def side_kind(ref: str, *, root: Path | None = None) -> tuple[str, str]:
     A pull request controls which folders exist in its checkout, so a folder
     named `origin/main/` must not silently stand in for the revision (the
     token gate would compare the change with itself).  A folder is written as
-    a path (`./old`, `../old`, `/abs/old`) or `dir:old`; a revision as itself
+    a path (`./old`, `old/`, `../old`, `/abs/old`) or `dir:old`; a revision as itself
     or `rev:origin/main`.  A bare name that is also an existing folder is
     refused as ambiguous."""
     if ref.startswith(FOLDER_PREFIX):
@@ -264,7 +264,7 @@ def side_kind(ref: str, *, root: Path | None = None) -> tuple[str, str]:
     if ref.startswith(REVISION_PREFIX):
         return "revision", ref[len(REVISION_PREFIX):]
     posix = ref.replace("\\", "/")
-    if posix.startswith(("./", "../", "/", "~/")) or posix in (".", "..") or Path(ref).is_absolute():
+    if posix.startswith(("./", "../", "/", "~/")) or posix.endswith("/") or posix in (".", "..") or Path(ref).is_absolute():
         return "folder", ref
     base = Path(root) if root is not None else Path.cwd()
     if os.path.lexists(base / ref):
