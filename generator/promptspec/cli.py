@@ -481,41 +481,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Escaped:
-    """stdout for every command but `render` (whose output is the payload,
-    byte for byte): control characters and line-start `::` escaped
-    (errors.escape_controls), so a hostile spec or lock cannot drive the
-    terminal or write GitHub workflow commands into a CI log."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        from .errors import escape_controls
-
-        self._stream.write(escape_controls(text, newlines=True))
-        return len(text)
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings (an unusable token cache) as one line, not Python's two."""
-    from .errors import escape_controls
-
-    print(f"promptspec: warning: {escape_controls(' '.join(str(message).split()))}", file=sys.stderr)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
+
+    from .util.terminal import EscapedStream, show_warning
 
     parser = build_parser()
     args = parser.parse_args(argv)
     real_stdout = sys.stdout
-    if args.command != "render":
-        sys.stdout = _Escaped(real_stdout)  # type: ignore[assignment]
-    shown, warnings.showwarning = warnings.showwarning, _show_warning
+    if args.command != "render":  # render's output is the payload, byte for byte
+        sys.stdout = EscapedStream(real_stdout)  # type: ignore[assignment]
+    shown, warnings.showwarning = warnings.showwarning, show_warning
     try:
         return _run(args)
     finally:

@@ -13,7 +13,6 @@ import pytest
 
 from _attack import cli, git, one_error_line, repo_with_spec, small_spec
 from promptspec.errors import SpecError
-from promptspec.spec.files import MAX_FILE_BYTES, MAX_SPEC_BYTES, SpecFS
 from promptspec.spec.load import load_spec
 
 TOKEN = "AUTHORIZATION: basic FAKE-TOKEN"
@@ -74,6 +73,8 @@ def test_spec_at_repo_top_cannot_read_git_config(tmp_path: Path) -> None:
 
 def test_resolved_path_rule_is_in_specfs_itself(tmp_path: Path) -> None:
     """Siblings: any reader that goes through SpecFS (lint, AGENTS.md, includes) gets the rule."""
+    from promptspec.spec.files import SpecFS
+
     root = tmp_path / "r"
     (root / ".secret").mkdir(parents=True)
     (root / ".secret" / "token").write_text("T\n")
@@ -130,6 +131,8 @@ def test_template_literals_cannot_make_what_files_may_not_hold(tmp_path: Path) -
 
 def test_total_size_budget(tmp_path: Path) -> None:
     """F15: sixty comment-only 8 MB bodies must not cost a gigabyte: the total read is capped."""
+    from promptspec.spec.files import MAX_FILE_BYTES, MAX_SPEC_BYTES, SpecFS
+
     chunk = "{# " + "x" * (MAX_FILE_BYTES - 16) + " #}\n"
     for i in range(MAX_SPEC_BYTES // MAX_FILE_BYTES + 1):
         (tmp_path / f"b{i}.md").write_text(chunk)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from _attack import cli, git, one_error_line, small_spec
-from promptspec.errors import SpecError, escape_controls
+from promptspec.errors import SpecError
 
 FORGED = "x\n::error file=spec.yaml,line=1::FORGED\n\x1b[2J"
 
@@ -59,6 +59,8 @@ def test_lint_prints_orphan_file_names_escaped(tmp_path: Path) -> None:
 
 
 def test_escape_controls() -> None:
+    from promptspec.errors import escape_controls
+
     assert escape_controls("a\x1b[2Kb\u202ec\x9bd") == "a\\u001b[2Kb\\u202ec\\u009bd"
     assert escape_controls("one\ntwo") == "one\\u000atwo"
     assert escape_controls("ok\n::add-mask::x\n  ::error::y\n+::fine", newlines=True) == "ok\n\\::add-mask::x\n  \\::error::y\n+::fine"

@@ -14,7 +14,6 @@ import pytest
 
 from _attack import cli, one_error_line, python, small_spec
 from promptspec.errors import SpecError
-from promptspec.spec.files import MAX_FILE_BYTES, file_digest, read_regular_bytes
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero and FIFOs (POSIX)")
 
@@ -85,6 +84,8 @@ def test_tokens_of_a_device_or_fifo(tmp_path: Path, target: str) -> None:
 
 def test_the_reader_checks_what_it_opened(tmp_path: Path) -> None:
     """The mechanism itself: fstat on the open descriptor, a bounded read."""
+    from promptspec.spec.files import MAX_FILE_BYTES, file_digest, read_regular_bytes
+
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "zero").symlink_to("/dev/zero")
     for name in ("fifo", "zero"):
