@@ -19,43 +19,11 @@ from ..errors import SpecError
 from ..render.renderer import renderer_for
 from ..spec.model import SLOT_ROLE, Choice, Fragment, Model, Spec
 from . import agents_md
+from .body import body_params, placement, select_tools
 from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
+from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
+from .layouts import choose_layout
 from .request import BaseInstructions, Message, Request, Section, Variant
-
-PERSONALITY_PLACEHOLDER = "{{ personality }}"
-
-
-def base_instructions(spec: Spec, model: Model, personality: str) -> BaseInstructions:
-    """Codex's rule: an override wins; else the model's template with the
-    personality filled in by plain replacement; else `base_instructions`."""
-    if spec.instructions_override:
-        text, path = spec.fs.read_text(spec.instructions_override)
-        shown = spec.fs.display(path)
-        return BaseInstructions(text, "override", shown, shown)
-    template = model.instructions_template
-    if template is not None:
-        if personality == "none":
-            key, value = "none", ""
-        else:
-            key = f"personality_{personality}"
-            value = model.instructions_variables.get(key)
-            if value is None and key not in model.instructions_variables:
-                if personality == "default":
-                    value = ""
-                else:
-                    key += " (not defined: empty)"
-            value = value or ""
-        return BaseInstructions(
-            template.replace(PERSONALITY_PLACEHOLDER, value),
-            "template",
-            key,
-            f"{spec.models_file}#{model.slug}.model_messages.instructions_template",
-        )
-    assert model.base_instructions is not None  # the loader guarantees one of the two
-    return BaseInstructions(
-        model.base_instructions, "base_instructions", "", f"{spec.models_file}#{model.slug}.base_instructions"
-    )
-
 
 # ---------------------------------------------------------------------------
 # Rendering with a cache keyed by what each template reads
@@ -280,8 +248,12 @@ class Assembler:
                 by_slot.setdefault(fragment.slot, []).append(fragment)
         messages: list[Message] = []
         size = len(ctx.base().text)
-        for group, slots in spec.layout.items():
-            role = SLOT_ROLE[group]
+        chosen = choose_layout(spec, variant)
+        if chosen is None:
+            groups = [(group, SLOT_ROLE[group], slots) for group, slots in spec.layout.items()]
+        else:
+            groups = [("message", role, slots) for role, slots in chosen.messages]
+        for group, role, slots in groups:
             collected: list[Section] = []
             for slot in slots:
                 for fragment in sorted(by_slot.get(slot, ()), key=lambda f: (f.order, f.name)):
@@ -306,7 +278,14 @@ class Assembler:
         docs = ctx.docs()
         if docs is not None and docs.note():
             notes.append(docs.note())
-        return Request(variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n))
+        sent, deferred = ctx.tools()
+        order, params = body_params(spec, variant, model)
+        return Request(
+            variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n),
+            tools=sent, tool_placement=placement(spec, variant, model), deferred=deferred,
+            body_order=order, params=params,
+            instructions_field=chosen is None or chosen.instructions == "field",
+        )
 
 
 def codex_placeholder_names(source: str) -> set[str]:
@@ -326,12 +305,14 @@ class _Context:
         self.scalars: dict[str, Any] = dict(spec.scenario)
         self.tokens: dict[str, Any] = {}
         for axis, value in variant.extra:
-            self.scalars[axis] = value
-        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base"}
+            self.scalars[axis] = spec.aliases.get(axis, {}).get(value, value)
+        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base", "tools", *spec.derived}
+        self._deriving: set[str] = set()
         self._values: dict[str, Any] = {}
         self._docs: agents_md.ProjectDocs | None = None
         self._docs_done = False
         self._base: BaseInstructions | None = None
+        self._tools: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self.fragment: Fragment | None = None
         # Variant-level values (model, personality, agents_md...) are computed
         # here, never in a fragment's child context, so a fragment's variables
@@ -377,6 +358,7 @@ class _Context:
                 "auto_compact_token_limit": m.auto_compact_token_limit,
                 "has_instructions_template": m.instructions_template is not None,
                 "instructions_variables": dict(m.instructions_variables),
+                "messages": m.messages,
                 "bakes_personality": m.instructions_template is not None
                 and PERSONALITY_PLACEHOLDER in m.instructions_template,
             }
@@ -391,9 +373,24 @@ class _Context:
             return docs.text if docs else ""
         if name == "variant":
             return _Obj(("variant", v), dict(v.values, id=v.id))
+        if name == "tools":
+            sent, deferred = self.tools()
+            data = {
+                "sent": [t.tool_name for t in sent],
+                "deferred": [{"name": t.tool_name, "description": t.sent_description} for t in deferred],
+            }
+            return _Obj(("tools", tuple(t.name for t in sent), tuple(t.name for t in deferred)), data)
         if name == "base":
             b = self.base()
             return _Obj(("base", b), {"text": b.text, "rule": b.rule, "detail": b.detail})
+        if name in spec.derived:
+            if name in self._deriving:
+                raise SpecError(f"derived value {name!r} depends on itself", "spec.yaml", hint="break the cycle in 'derived'")
+            self._deriving.add(name)
+            try:
+                return self.asm._render("jinja", spec.derived[name], None, f"spec.yaml (derived {name})", self)
+            finally:
+                self._deriving.discard(name)
         raise KeyError(name)
 
     def docs(self) -> agents_md.ProjectDocs | None:
@@ -407,6 +404,12 @@ class _Context:
                 self.asm._cache[key] = docs
             self._docs, self._docs_done = docs, True
         return self._docs
+
+    def tools(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        if self._tools is None:
+            spec = self.asm.spec
+            self._tools = select_tools(spec, self.variant, self.asm._models[self.variant.model]) if spec.tools else ((), ())
+        return self._tools
 
     def base(self) -> BaseInstructions:
         if self._base is None:

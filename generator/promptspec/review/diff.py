@@ -21,7 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import lockfile
-from .lockfile import GROUP_ORDER, INSTRUCTIONS, LockDiff, request_hash, section_group
+from ..assemble.export import dumps as pretty_json
+from .lockfile import GROUP_ORDER, INSTRUCTIONS, TOOL_PREFIX, LockDiff, request_hash, section_group
+
+PARAMETERS = "(parameters)"
+"""The body's request parameters (reasoning, tool_choice, ...), compared as one part."""
 
 # ---------------------------------------------------------------------------
 # Data
@@ -161,7 +165,18 @@ class ChangeGroup:
 
     @property
     def label(self) -> str:
-        return "base instructions" if self.fragment == INSTRUCTIONS else f"fragment {self.fragment}"
+        return part_label(self.fragment)
+
+
+def part_label(name: str) -> str:
+    """How a report names a part: base instructions, a fragment, a tool, the parameters."""
+    if name == INSTRUCTIONS:
+        return "base instructions"
+    if name == PARAMETERS:
+        return "request parameters"
+    if name.startswith(TOOL_PREFIX):
+        return f"tool {name[len(TOOL_PREFIX):]}"
+    return f"fragment {name}"
 
 
 @dataclass(frozen=True)
@@ -262,6 +277,14 @@ def _sides(result) -> dict[str, tuple[Any, str, dict[str, SectionState], Section
             sections[section.fragment] = SectionState(
                 section.fragment, group, message.role, len(orders[group]), section.text, tokens, estimate, section.source
             )
+        # Tools are parts like sections: shown as pretty JSON (so a diff reads
+        # line by line), counted as their serialised definition is.
+        for i, (tool, tokens, estimate) in enumerate(zip(req.tools, m.tool_counts, m.tool_estimates), 1):
+            name = TOOL_PREFIX + tool.name
+            orders.setdefault("tools", []).append(name)
+            sections[name] = SectionState(name, "tools", "tools", i, pretty_json(tool.definition), tokens, estimate, tool.source)
+        if req.params:
+            sections[PARAMETERS] = SectionState(PARAMETERS, "parameters", "parameters", 0, pretty_json(dict(req.params)), 0, 0, "spec.yaml")
         base = SectionState(INSTRUCTIONS, "instructions", "instructions", 0, req.base.text, m.base, m.base_estimate, req.base.source)
         out[req.variant.id] = (m, request_hash(req), sections, base, {g: tuple(v) for g, v in orders.items()})
     return out
@@ -418,7 +441,7 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
 
 
 def _order_key(s: SectionState) -> tuple[int, int]:
-    return (GROUP_ORDER.get(s.group, 3), s.position)
+    return (GROUP_ORDER.get(s.group, 4), s.position)
 
 
 def _with_id(change: SectionChange, gid: str) -> SectionChange:

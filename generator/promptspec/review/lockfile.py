@@ -20,18 +20,23 @@ from typing import Any, Mapping
 
 from ..assemble import export
 from ..errors import SpecError
+from ..measure.figures import TOOLS_COUNT_RULE
 from ..spec.files import read_regular_bytes
 
 LOCK_FILE = "prompts.lock.json"
+"""Reserved name in a spec folder: the loader ignores it; lint should not call it an orphan."""
 MAX_LOCK_BYTES = 64 * 1024 * 1024
 """A lock holds a few hundred bytes per variant; anything near this is hostile."""
-"""Reserved name in a spec folder: the loader ignores it; lint should not call it an orphan."""
 
 FORMAT = 1
 HASH_RULE = "sha256 of the UTF-8 canonical JSON (sorted keys, no spaces) of the Responses API payload"
-GROUP_ORDER = {"developer": 0, "separate_developer": 1, "user": 2}
+TOKENS_RULE = f"total = instructions + messages + tools; tools: {TOOLS_COUNT_RULE}"
+GROUP_ORDER = {"developer": 0, "separate_developer": 1, "user": 2, "tools": 3}
 INSTRUCTIONS = "(instructions)"
 """Key used for base instructions wherever sections are listed by fragment name."""
+TOOL_PREFIX = "tool:"
+"""Tools are listed beside sections as `tool:NAME` (NAME: the tool file's stem);
+a fragment name cannot contain ':', so the two never clash."""
 
 
 # ---------------------------------------------------------------------------
@@ -76,7 +81,7 @@ def variant_entry(spec, measure) -> dict[str, Any]:
             "sha256": sha256_text(section.text),
             "tokens": tokens,
         }
-    return {
+    entry: dict[str, Any] = {
         "sha256": request_hash(req),
         "model": req.model,
         "encoding": measure.encoding,
@@ -89,6 +94,14 @@ def variant_entry(spec, measure) -> dict[str, Any]:
         "instructions": {"sha256": sha256_text(req.base.text), "tokens": measure.base},
         "sections": sections,
     }
+    if req.tools:
+        # The total includes the tool list (its serialised JSON, counted offline).
+        entry["tokens"]["tools"] = measure.tools
+        entry["tools"] = {
+            t.name: {"position": i, "placement": req.tool_placement, "sha256": sha256_text(t.serialized), "tokens": n}
+            for i, (t, n) in enumerate(zip(req.tools, measure.tool_counts), 1)
+        }
+    return entry
 
 
 def build(result) -> dict[str, Any]:
@@ -97,6 +110,7 @@ def build(result) -> dict[str, Any]:
         "format": FORMAT,
         "generator": "promptspec",
         "hash": HASH_RULE,
+        "tokens": TOKENS_RULE,
         "variants": {m.request.variant.id: variant_entry(result.spec, m) for m in result.measures},
     }
 
@@ -260,7 +274,11 @@ def _section_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Lo
         out.append(LockSectionChange(INSTRUCTIONS, "changed", oi.get("tokens"), ni["tokens"]))
     elif oi.get("tokens") != ni["tokens"]:
         out.append(LockSectionChange(INSTRUCTIONS, "retokenized", oi.get("tokens"), ni["tokens"]))
-    os_, ns = old.get("sections") or {}, new["sections"]
+    os_, ns = dict(old.get("sections") or {}), dict(new["sections"])
+    for side, entry in ((os_, old), (ns, new)):
+        for name, tool in (entry.get("tools") or {}).items():
+            if isinstance(tool, dict):
+                side[TOOL_PREFIX + name] = {**tool, "group": "tools"}
 
     def where(frag: str) -> tuple[int, int, str]:
         entry = ns.get(frag) or os_.get(frag) or {}

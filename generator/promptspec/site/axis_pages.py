@@ -9,6 +9,7 @@ from statistics import mean
 
 from ..assemble.request import Variant
 from . import summary as site_summary
+from . import tool_pages
 from .index import SectionUse, SiteIndex, spread
 from .markup import (
     Cell,
@@ -204,6 +205,8 @@ def axis_value_page(idx: SiteIndex, axis: str, value: str) -> str:
         ), cls="ps-intro"), ""]
         out += site_summary.by_axis_tables(idx, page, vs, other_axes)
     out += ["## Parts across these variants", "", _value_sections(idx, page, vs), ""]
+    if axis == "model":
+        out += tool_pages.model_tools(idx, value, page)
     values = dict(idx.axes)[axis]
     others = site_summary.neighbours(idx, axis, value)
     if others:

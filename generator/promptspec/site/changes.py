@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .. import review
-from ..review.lockfile import INSTRUCTIONS
+from ..review.lockfile import INSTRUCTIONS, TOOL_PREFIX
 from .index import SiteIndex
 from .markup import (
     Cell,
@@ -258,7 +258,12 @@ def from_lock(label: str, lock_data: Mapping[str, Any], lock_diff: Any, head: Ma
 def _sha(entry: Any, fragment: str) -> str:
     if not isinstance(entry, Mapping):
         return "-"
-    part = entry.get("instructions") if fragment == INSTRUCTIONS else (entry.get("sections") or {}).get(fragment)
+    if fragment == INSTRUCTIONS:
+        part = entry.get("instructions")
+    elif fragment.startswith(TOOL_PREFIX):  # tools are recorded beside the sections
+        part = (entry.get("tools") or {}).get(fragment[len(TOOL_PREFIX):])
+    else:
+        part = (entry.get("sections") or {}).get(fragment)
     return str(part.get("sha256")) if isinstance(part, Mapping) else "-"
 
 
@@ -283,6 +288,9 @@ def _part_name(idx: SiteIndex, page: str, fragment: str) -> str:
         return "base instructions"
     if any(f.name == fragment for f in idx.spec.fragments):
         return link(idx.href(page, idx.fragment_page(fragment)), f"<code>{h(fragment)}</code>")
+    tool = fragment.removeprefix(TOOL_PREFIX)
+    if tool != fragment and any(t.name == tool for t in idx.spec.tools):
+        return "tool " + link(idx.href(page, idx.tool_page(tool)), f"<code>{h(tool)}</code>")
     return f"<code>{h(fragment)}</code>"
 
 

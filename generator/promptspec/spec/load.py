@@ -30,8 +30,10 @@ from .model import (
     Rule,
     Spec,
 )
+from . import shaping
 from .reader import Reader, check_name, check_unique_slugs
 from .sources import Located, load_json, load_yaml
+from .tools import load_placements, load_request, load_tools
 
 SPEC_KEYS = {
     "name",
@@ -49,6 +51,12 @@ SPEC_KEYS = {
     "tokens",
     "instructions_override",
     "limits",
+    "layouts",
+    "refuse",
+    "derived",
+    "aliases",
+    "tools",
+    "request",
 }
 
 
@@ -129,7 +137,7 @@ def load_spec(root: str | Path) -> Spec:
     raw_layout = top.get("layout", dict)
     if raw_layout is not None:
         lr = Reader(raw_layout, shown, "layout")
-        lr.unknown(DEFAULT_LAYOUT.keys(), "layout")
+        lr.unknown((*DEFAULT_LAYOUT.keys(), "tools"), "layout")
         for group in DEFAULT_LAYOUT:
             if group in raw_layout:
                 slots = lr.str_list(group)
@@ -141,10 +149,19 @@ def load_spec(root: str | Path) -> Spec:
         if dup:
             raise top.err("layout", f"slot '{dup[0]}' appears twice in the layout", hint="each slot has one place")
 
+    layouts = shaping.layouts(top, axis_names)
+    if layouts:
+        if raw_layout is not None and any(group in raw_layout for group in DEFAULT_LAYOUT):
+            raise top.err("layouts", "give either 'layout' groups or 'layouts', not both", hint="'layout: {tools: ...}' may stay")
+        layout = shaping.layouts_as_groups(layouts, top)
+    refuse = shaping.refuse(top, dict(extra_axes))
+
     scenario = top.get("scenario", dict, {}) or {}
     for key in scenario:
         if not isinstance(key, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
             raise top.err("scenario", f"scenario key {key!r} is not a valid variable name", hint="use letters, digits and _")
+    derived = shaping.derived(top, set(scenario) | axis_names)
+    aliases = shaping.aliases(top, dict(extra_axes))
 
     agents = _agents(top, fs)
 
@@ -158,6 +175,13 @@ def load_spec(root: str | Path) -> Spec:
         encodings.append((str(pattern), enc))
 
     fragments = _fragments(top, root, fs, layout, shown)
+
+    tool_defs, *tools_cfg = load_tools(top, fs, axis_names, models)
+    placements = load_placements(
+        raw_layout.get("tools") if isinstance(raw_layout, dict) else None, shown,
+        raw_layout.line_of("tools") if isinstance(raw_layout, Located) else None, axis_names, models,
+    )
+    request = load_request(top, placements, tuple(tools_cfg), axis_names, models)  # type: ignore[arg-type]
 
     override = top.text("instructions_override")
     if override is not None:
@@ -183,6 +207,12 @@ def load_spec(root: str | Path) -> Spec:
         fs=fs,
         limits=limits,
         raw=data,
+        layouts=layouts,
+        refuse=MappingProxyType(refuse),
+        derived=MappingProxyType(derived),
+        aliases=MappingProxyType(aliases),
+        tools=tool_defs,
+        request=request,
     )
 
 
@@ -250,7 +280,10 @@ def _choices(top: Reader, key: str, default: tuple[str, ...], fs: SpecFS) -> tup
         check_name(name, top.where, line, key[:-1] if not key.endswith("ies") else "personality")
         body = body or {}
         r = Reader(body, top.where, f"{key}.{name}")
-        r.unknown({"display_name", "description", "template", "engine"}, f"{key}.{name}")
+        allowed = {"display_name", "description", "template", "engine"}
+        if key == "personalities":
+            allowed |= {"fills", "removes_section"}
+        r.unknown(allowed, f"{key}.{name}")
         template = r.text("template")
         if template is not None:
             path = fs.resolve(template, origin=top.where)
@@ -267,6 +300,8 @@ def _choices(top: Reader, key: str, default: tuple[str, ...], fs: SpecFS) -> tup
                 template=template,
                 engine=engine,
                 line=line,
+                fills=shaping.fills(r),
+                removes_section=shaping.heading(r, "removes_section"),
             )
         )
     check_unique_slugs(((c.name, c.line) for c in out), top.where, "personality" if key == "personalities" else key[:-1])
