@@ -44,6 +44,17 @@ def python(code: str, *, timeout: float = TIME_LIMIT) -> subprocess.CompletedPro
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, preexec_fn=_limits)
 
 
+def run_main(capsys, *args: str) -> subprocess.CompletedProcess[str]:
+    """`promptspec ARGS` in this process (for attacks that cannot hang or
+    exhaust it): the same result shape as `cli`, without a Python start-up."""
+    from promptspec.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out, err)
+
+
 def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     """The single `promptspec: error:` line of a failed run (asserts the contract)."""
     assert proc.returncode == 2, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])

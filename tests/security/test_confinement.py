@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from _attack import cli, git, one_error_line, repo_with_spec, small_spec
+from _attack import cli, git, one_error_line, repo_with_spec, run_main, small_spec
 from promptspec.errors import SpecError
 from promptspec.spec.load import load_spec
 
@@ -111,7 +111,7 @@ def test_import_codex_does_not_read_git_config_of_a_hostile_checkout(tmp_path: P
     [("models.json", "line1\r\nline2"), ("models.json", "nul\u0000"), ("models.json", "esc\u001b[31m"), ("models.json", "x\ud800y"),
      ("scenario", "Hello\r\nCRLF"), ("scenario", "esc\x1b[2K"), ("description", "a\x00b")],
 )
-def test_control_characters_through_json_and_yaml_escapes_are_refused(tmp_path: Path, where: str, value: str) -> None:
+def test_control_characters_through_json_and_yaml_escapes_are_refused(tmp_path: Path, capsys, where: str, value: str) -> None:
     """F14 (and F12's lone surrogates): the file rule holds for escapes too."""
     if where == "models.json":
         spec = small_spec(tmp_path / "s", models=[{"slug": "m1", "context_window": 1000, "base_instructions": value}])
@@ -119,14 +119,14 @@ def test_control_characters_through_json_and_yaml_escapes_are_refused(tmp_path: 
         spec = small_spec(tmp_path / "s", spec={"scenario": {"who": value}})
     else:
         spec = small_spec(tmp_path / "s", spec={"personalities": {"default": {"description": value}}})
-    line = one_error_line(cli("render", "--spec", str(spec)))
+    line = one_error_line(run_main(capsys, "render", "--spec", str(spec)))
     assert " contains " in line and "\x1b" not in line and "\r" not in line
 
 
-def test_template_literals_cannot_make_what_files_may_not_hold(tmp_path: Path) -> None:
+def test_template_literals_cannot_make_what_files_may_not_hold(tmp_path: Path, capsys) -> None:
     for literal in ("\\x1b[2J", "\\ud800", "\\r"):
         spec = small_spec(tmp_path / literal[1:4], files={"fragments/greeting.md": "{{ '" + literal + "' }}\n"})
-        assert "template output contains" in one_error_line(cli("render", "--spec", str(spec)))
+        assert "template output contains" in one_error_line(run_main(capsys, "render", "--spec", str(spec)))
 
 
 def test_total_size_budget(tmp_path: Path) -> None:
