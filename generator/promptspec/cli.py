@@ -38,8 +38,7 @@ def _spec_dir(args: argparse.Namespace) -> Path:
 
 
 def _counter(args: argparse.Namespace, *, verify: bool = False):
-    """verify: for the review gates (diff, check), whose counts decide a
-    pull request: never trust the disk cache's counts (measure/counter.py)."""
+    # verify: the gates (diff, check) never take counts from the disk cache.
     from .measure.counter import TokenCounter
 
     return TokenCounter(getattr(args, "cache_dir", None), verify=verify)
@@ -551,25 +550,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import warnings
+    from .util.terminal import escaped_output
 
-    from .util.terminal import EscapedStream, show_warning
-
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    real_stdout = sys.stdout
-    if args.command != "render":  # render's output is the payload, byte for byte
-        sys.stdout = EscapedStream(real_stdout)  # type: ignore[assignment]
-    shown, warnings.showwarning = warnings.showwarning, show_warning
-    try:
+    args = build_parser().parse_args(argv)
+    with escaped_output(args.command != "render"):  # render's output is the payload, byte for byte
         return _run(args)
-    finally:
-        sys.stdout = real_stdout
-        warnings.showwarning = shown
 
 
 def _run(args: argparse.Namespace) -> int:
     from .errors import escape_controls
+    from .util.terminal import input_error
 
     try:
         return args.func(args)
@@ -593,16 +583,9 @@ def _run(args: argparse.Namespace) -> int:
             return 2
         if args.debug:
             raise
-        # Input that is too big, too deep or unencodable, and the system
-        # saying no (a full disk, a busy folder): the user's problem to fix,
-        # so one line and exit 2, like every other bad input.
-        if isinstance(exc, OSError):
-            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-            print(f"promptspec: error: {escape_controls(where + (exc.strerror or str(exc)))}", file=sys.stderr)
-            return 2
-        if isinstance(exc, (MemoryError, RecursionError, UnicodeError)):
-            what = {MemoryError: "the input needs more memory than is available", RecursionError: "the input nests too deeply"}.get(type(exc), f"text that cannot be encoded ({exc})")
-            print(f"promptspec: error: {escape_controls(what)} (check the spec for huge or malformed files)", file=sys.stderr)
+        crash = input_error(exc)  # too big, too deep, unencodable, or the system saying no: exit 2
+        if crash is not None:
+            print(f"promptspec: error: {crash}", file=sys.stderr)
             return 2
         print(f"promptspec: internal error: {type(exc).__name__}: {escape_controls(str(exc))} (rerun with --debug and report it)", file=sys.stderr)
         return 3

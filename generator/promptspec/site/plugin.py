@@ -116,6 +116,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.session = None  # pipeline.Session, kept across serve rebuilds
         self.session_key = None
         self.cache = None  # site.PageCache, likewise
+        self.prebuilt = None  # the Result of on_pre_build, used by on_files
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -157,8 +158,11 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             return  # serve keeps the last good pages itself
         from ..measure.encodings import TokenizerError
 
+        from ..util.progress import Progress
+
         try:
-            self._open_session().run()
+            with Progress("promptspec: assembling", enabled=None) as bar:
+                self.prebuilt = self._open_session().run(progress=bar)
         except (PromptspecError, TokenizerError) as exc:
             message = exc.oneline() if isinstance(exc, PromptspecError) else " ".join(str(exc).split())
             raise PluginError(f"promptspec: error: {message}") from None
@@ -188,8 +192,10 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         counter = self.session.counter
         # A bar only under `mkdocs build` on a terminal (never in CI or logs).
         show = False if self.serving else None
-        with Progress("promptspec: assembling", enabled=show) as bar:
-            result = self.session.run(progress=bar)
+        result, self.prebuilt = self.prebuilt, None  # on_pre_build's run, when there was one
+        if result is None:
+            with Progress("promptspec: assembling", enabled=show) as bar:
+                result = self.session.run(progress=bar)
         self.watch_dirs = sorted(set(result.spec.fs.roots.values()))
         findings = site_lint.run(result)
         if self.bases is None:
