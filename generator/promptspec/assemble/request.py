@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..spec.provenance import SourceRef, paths_of
+
 # ---------------------------------------------------------------------------
 # The data model handed to everything downstream.
 
@@ -48,10 +50,18 @@ class Section:
     body: str
     end: str
     source: str
+    """The fragment's own template (body file, else its yaml): kept for compatibility."""
+    sources: tuple[SourceRef, ...] = ()
+    """Everything the text was built from (spec/provenance.py), in key order."""
 
     @property
     def text(self) -> str:
         return self.start + self.body + self.end
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The spec files behind the text."""
+        return paths_of(self.sources) or (self.source,)
 
     @property
     def label(self) -> str:
@@ -77,6 +87,7 @@ class BaseInstructions:
     rule: str  # "override" | "template" | "base_instructions"
     detail: str  # e.g. "personality_friendly" or the override file
     source: str
+    sources: tuple[SourceRef, ...] = ()
 
 
 @dataclass(frozen=True)
