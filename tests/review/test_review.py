@@ -177,7 +177,11 @@ def test_json_diff_groups_identical_changes(repo, cache, expected, capsys) -> No
     assert sorted(realtime["variants"]) == expected["realtime"]
     assert "fragments/realtime.md" in realtime["sources"]
     assert "+" + REALTIME_ADDITION.rstrip("\n") in realtime["diff"].splitlines()
-    assert realtime["diff"].startswith("--- base/fragments/realtime.md\n+++ head/fragments/realtime.md\n")
+    # The diff is headed by the rendered section and the file that changed, not by a template path.
+    assert realtime["diff"].startswith("--- base: section realtime <realtime_conversation>\n"
+                                       "+++ head: section realtime <realtime_conversation> (changed: fragments/realtime.md)\n")
+    assert realtime["changed_files"] == ["fragments/realtime.md"]
+    assert "No newline at end of file" not in realtime["diff"]
     # The models.json template edit: one instructions change (mini ignores personality) and the
     # model_switch section that repeats the instructions.
     (instr,) = by_fragment[(review.INSTRUCTIONS, "changed")]
@@ -262,8 +266,8 @@ def test_text_diff(repo, cache, expected, capsys) -> None:
     assert code == 0, err
     counts = f"variants: {len(expected['changed'])} changed, 24 added, 0 removed, {len(expected['unchanged'])} unchanged"
     assert counts in out
-    assert re.search(r"\[c\d+\] fragment review_checklist moved \(developer\) in 24 variants", out)
-    assert re.search(r"\[c\d+\] fragment realtime changed in 16 variants; Δ \+\d+ tokens", out)
+    assert re.search(r"\[c\d+\] section review_checklist \S+ moved \(developer\) in 24 variants", out)
+    assert re.search(r"\[c\d+\] section realtime \S+ changed in 16 variants; Δ \+\d+ tokens", out)
     vid = expected["realtime"][0]
     b, a = expected["before"][vid], expected["after"][vid]
     assert f"  {vid}  {b} -> {a} (+{a - b})" in out
@@ -547,7 +551,7 @@ def test_compare_api_for_the_site(repo, cache, expected) -> None:
     assert section.before is not None and section.after is not None
     assert REALTIME_ADDITION in section.after.text and REALTIME_ADDITION not in section.before.text
     assert section.delta == section.after.tokens - section.before.tokens > 0
-    assert diff.group(section.group_id).diff.startswith("--- base/")
+    assert diff.group(section.group_id).diff.startswith("--- base: section realtime")
     assert review.compare(base, base).is_empty
 
     lock_data = json.loads(lockfile.dumps(lockfile.build(base)))

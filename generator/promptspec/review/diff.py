@@ -20,8 +20,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..spec.provenance import SourceRef, paths_of
+from ..spec.provenance import ordered as ordered_refs
 from . import lockfile
-from .lockfile import GROUP_ORDER, INSTRUCTIONS, LockDiff, request_hash, section_group
+from .lockfile import GROUP_ORDER, INSTRUCTIONS, LockDiff, moved_fragments, request_hash, section_group, source_pairs
 
 # ---------------------------------------------------------------------------
 # Data
@@ -38,7 +40,9 @@ class SectionState:
     text: str
     tokens: int
     estimate: int
-    source: str  # the file it came from
+    source: str  # the fragment's own template (compatibility; see `sources`)
+    sources: tuple[SourceRef, ...] = ()  # everything the text was built from
+    label: str = ""  # how the section reads: its start marker, else its first line
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class SectionChange:
     before: SectionState | None
     after: SectionState | None
     group_id: str = ""  # the ChangeGroup holding its diff
+    changed_sources: tuple[str, ...] = ()  # the sources whose content differs between the sides
 
     @property
     def tokens_before(self) -> int:
@@ -76,6 +81,7 @@ class Move:
     order_before: tuple[str, ...]  # the fragments of its group, base side
     order_after: tuple[str, ...]
     group_id: str = ""
+    changed_sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -146,13 +152,25 @@ class ChangeGroup:
     id: str  # "c1", "c2", ... in report order
     fragment: str
     kind: str  # "changed" | "added" | "removed" | "moved"
-    sources: tuple[str, ...]  # files on either side
+    sources: tuple[str, ...]  # keys of everything the section was built from, either side ("path" or "path#field")
     before_text: str | None
     after_text: str | None
     variants: tuple[str, ...]
     tokens: tuple[tuple[str, int, int], ...]  # (variant, before, after) — counts depend on each model's encoding
     diff: str  # unified diff of the text ("" for moves)
     moves: tuple[Move, ...] = ()
+    changed_sources: tuple[str, ...] = ()  # of `sources`, those whose content changed: what the edit was
+    section: str = ""  # the section as it reads (start marker or first line)
+    refs: tuple[SourceRef, ...] = ()  # the sources with line ranges and digests (head side, else base)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The spec files behind the section."""
+        return tuple(sorted({_path(s) for s in self.sources}))
+
+    @property
+    def changed_files(self) -> tuple[str, ...]:
+        return tuple(sorted({_path(s) for s in self.changed_sources}))
 
     @property
     def delta_range(self) -> tuple[int, int]:
@@ -161,7 +179,19 @@ class ChangeGroup:
 
     @property
     def label(self) -> str:
-        return "base instructions" if self.fragment == INSTRUCTIONS else f"fragment {self.fragment}"
+        if self.fragment == INSTRUCTIONS:
+            return "base instructions"
+        return f"section {self.fragment}" + (f" {self.section}" if self.section and self.section != f"({self.fragment})" else "")
+
+
+def _path(ref: str) -> str:
+    """The file of a source string ("models.json#harbor-5.context_window:4" -> "models.json")."""
+    head = ref.split("#", 1)[0]
+    if "#" not in ref:
+        base, sep, tail = head.rpartition(":")
+        if sep and tail.replace("-", "").isdigit():
+            head = base
+    return head
 
 
 @dataclass(frozen=True)
@@ -184,6 +214,8 @@ class Diff:
     files: tuple[FileChange, ...] = ()
     budget: int | None = None
     _status: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    reach: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    """Spec file -> the changed variants whose change it caused (by content digests)."""
 
     @property
     def is_empty(self) -> bool:
@@ -217,12 +249,8 @@ class Diff:
         return sorted(out, key=lambda r: r[0])
 
     def files_to_variants(self) -> dict[str, tuple[str, ...]]:
-        """Changed file -> variants whose changed sections came from it (by section source)."""
-        out: dict[str, set[str]] = {}
-        for g in self.groups:
-            for src in g.sources:
-                out.setdefault(src.split("#", 1)[0], set()).update(g.variants)
-        return {f.path: tuple(sorted(out.get(f.path, ()))) for f in self.files}
+        """Changed file -> the variants its change reached (a changed section built from it)."""
+        return {f.path: self.reach.get(f.path, ()) for f in self.files}
 
     def to_data(self) -> dict[str, Any]:
         """JSON-ready, deterministic: the `--format json` document."""
@@ -238,6 +266,7 @@ class Diff:
                 "unchanged": list(self.unchanged),
             },
             "files": [{"path": f.path, "status": f.status, "variants": list(self.files_to_variants()[f.path])} for f in self.files],
+            "reach": {path: list(vs) for path, vs in sorted(self.reach.items())},
             "largest_increases": [{"id": c.id, "before": c.total_before, "after": c.total_after, "delta": c.delta} for c in self.largest_increases()],
             "headroom_crossings": [{"id": v, "headroom_before": b, "headroom_after": a} for v, b, a in self.headroom_crossings()],
             "budget": self.budget,
@@ -260,24 +289,17 @@ def _sides(result) -> dict[str, tuple[Any, str, dict[str, SectionState], Section
             group = section_group(result.spec, section)
             orders.setdefault(group, []).append(section.fragment)
             sections[section.fragment] = SectionState(
-                section.fragment, group, message.role, len(orders[group]), section.text, tokens, estimate, section.source
+                section.fragment, group, message.role, len(orders[group]), section.text, tokens, estimate, section.source,
+                section.sources, section.label,
             )
-        base = SectionState(INSTRUCTIONS, "instructions", "instructions", 0, req.base.text, m.base, m.base_estimate, req.base.source)
+        base = SectionState(INSTRUCTIONS, "instructions", "instructions", 0, req.base.text, m.base, m.base_estimate, req.base.source,
+                            req.base.sources, "base instructions")
         out[req.variant.id] = (m, request_hash(req), sections, base, {g: tuple(v) for g, v in orders.items()})
     return out
 
 
 def _moves(before: dict[str, SectionState], after: dict[str, SectionState], ob: dict[str, tuple[str, ...]], oa: dict[str, tuple[str, ...]]) -> list[Move]:
-    common = set(before) & set(after)
-    moved: set[str] = {f for f in common if before[f].group != after[f].group}
-    for group in sorted(set(ob) & set(oa)):
-        seq_b = [f for f in ob[group] if f in common and after[f].group == group]
-        seq_a = [f for f in oa[group] if f in common and before[f].group == group]
-        if seq_b == seq_a:
-            continue
-        sm = difflib.SequenceMatcher(None, seq_b, seq_a, autojunk=False)
-        kept = {seq_b[i + k] for i, _, n in sm.get_matching_blocks() for k in range(n)}
-        moved |= set(seq_b) - kept
+    moved = moved_fragments({f: s.group for f, s in before.items()}, {f: s.group for f, s in after.items()}, ob, oa)
     out = []
     for f in sorted(moved, key=lambda f: (after[f].group, after[f].position)):
         b, a = before[f], after[f]
@@ -285,44 +307,79 @@ def _moves(before: dict[str, SectionState], after: dict[str, SectionState], ob: 
     return out
 
 
-def _unified(before: str | None, after: str | None, source_before: str, source_after: str) -> str:
-    def lines(text: str | None) -> list[str]:
+def _unified(before: str | None, after: str | None, label_before: str, label_after: str) -> str:
+    """A unified diff of two section texts, headed by the section, not a file.
+
+    Section texts rarely end in a newline; the `\\ No newline at end of file`
+    line is only shown when the two sides differ in that (it is then the change)."""
+    def lines(text: str | None, mark: bool) -> list[str]:
         if not text:
             return []
         out = text.splitlines(keepends=True)
         if not out[-1].endswith("\n"):
-            out[-1] += "\n\\ No newline at end of file\n"
+            out[-1] += "\n\\ No newline at end of file\n" if mark else "\n"
         return out
 
-    a, b = lines(before), lines(after)
-    diff = difflib.unified_diff(a, b, f"base/{source_before}", f"head/{source_after}", n=3)
+    mark = bool(before) and bool(after) and before.endswith("\n") != after.endswith("\n")  # type: ignore[union-attr]
+    a, b = lines(before, mark), lines(after, mark)
+    diff = difflib.unified_diff(a, b, label_before, label_after, n=3, lineterm="\n")
     return "".join(line if line.endswith("\n") else line + "\n" for line in diff)
+
+
+def diff_labels(fragment: str, section: str, changed: Sequence[str]) -> tuple[str, str]:
+    """The `---`/`+++` lines of a section diff: the rendered section, and the files that changed."""
+    name = "base instructions" if fragment == INSTRUCTIONS else f"section {fragment}"
+    if section and fragment != INSTRUCTIONS and section != f"({fragment})":
+        name += f" {section}"
+    files = ", ".join(sorted({_path(c) for c in changed}))
+    return f"base: {name}", f"head: {name}" + (f" (changed: {files})" if files else "")
 
 
 def _digest(text: str | None) -> str:
     return "-" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _changed_refs(states: Iterable[SectionState | None], other_pairs: list[set[tuple[str, str]]], sides: Iterable[int]) -> set[SourceRef]:
+    """The sources of these states whose content the other side does not have."""
+    out: set[SourceRef] = set()
+    for state, side in zip(states, sides):
+        if state is None:
+            continue
+        pairs = other_pairs[1 - side]
+        out |= {r for r in state.sources if (r.key, r.digest) not in pairs}
+    return out
+
+
 def compare(base_result, head_result, *, base_label: str = "base", head_label: str = "head", budget: int | None = None, files: Sequence[FileChange] = ()) -> Diff:
     """Compare two pipeline Results (see the module docstring)."""
     base, head = _sides(base_result), _sides(head_result)
+    pairs = [source_pairs(base_result), source_pairs(head_result)]
+    layout_ref = _layout_ref(base_result, head_result)
     added = tuple(_totals(head[v][0]) for v in sorted(set(head) - set(base)))
     removed = tuple(_totals(base[v][0]) for v in sorted(set(base) - set(head)))
     unchanged: list[str] = []
     raw_changes: list[tuple[Any, ...]] = []  # (variant id, measures..., instr change, section changes, moves)
-    # group key -> [fragment, kind, sources, before_text, after_text, variants, tokens, moves]
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    reach: dict[str, set[str]] = {}
 
-    def add_group(key: tuple[Any, ...], fragment: str, kind: str, before: SectionState | None, after: SectionState | None, vid: str, move: Move | None = None) -> tuple[Any, ...]:
+    def add_group(key: tuple[Any, ...], fragment: str, kind: str, before: SectionState | None, after: SectionState | None, vid: str,
+                  changed: set[SourceRef], move: Move | None = None) -> tuple[Any, ...]:
         g = groups.get(key)
         if g is None:
-            g = groups[key] = {"fragment": fragment, "kind": kind, "sources": set(), "before": before.text if before and kind != "moved" else None,
-                               "after": after.text if after and kind != "moved" else None, "variants": [], "tokens": [], "moves": [],
-                               "src_before": before.source if before else (after.source if after else ""),
-                               "src_after": after.source if after else (before.source if before else "")}
-        g["sources"].update(s.source for s in (before, after) if s is not None)
+            shown = after or before
+            g = groups[key] = {"fragment": fragment, "kind": kind, "sources": set(), "changed": set(),
+                               "before": before.text if before and kind != "moved" else None,
+                               "after": after.text if after and kind != "moved" else None, "variants": [], "tokens": [], "moves": [], "refs": set(),
+                               "section": shown.label if shown else ""}
+        g["sources"].update(r.key for st in (before, after) if st is not None for r in st.sources)
+        g["changed"].update(r.key for r in changed)
+        g["refs"].update((after or before).sources)  # type: ignore[union-attr]
+        if move is not None and layout_ref is not None:
+            g["sources"].add(layout_ref.key)
         g["variants"].append(vid)
         g["tokens"].append((vid, before.tokens if before else 0, after.tokens if after else 0))
+        for path in paths_of(changed):
+            reach.setdefault(path, set()).add(vid)
         if move is not None:
             g["moves"].append(move)
         return key
@@ -335,20 +392,26 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
             continue
         instr = None
         if ib.text != ia.text:
-            key = add_group(("text", INSTRUCTIONS, _digest(ib.text), _digest(ia.text)), INSTRUCTIONS, "changed", ib, ia, vid)
-            instr = (SectionChange(INSTRUCTIONS, "changed", ib, ia), key)
+            changed = _changed_refs((ib, ia), pairs, (0, 1))
+            key = add_group(("text", INSTRUCTIONS, _digest(ib.text), _digest(ia.text)), INSTRUCTIONS, "changed", ib, ia, vid, changed)
+            instr = (SectionChange(INSTRUCTIONS, "changed", ib, ia, "", _keys(changed)), key)
         sections = []
         for frag in sorted(set(sb) | set(sa), key=lambda f: _order_key(sa.get(f) or sb[f])):
             b, a = sb.get(frag), sa.get(frag)
             if b is not None and a is not None and b.text == a.text:
                 continue
             kind = "added" if b is None else "removed" if a is None else "changed"
-            key = add_group(("text", frag, _digest(b.text if b else None), _digest(a.text if a else None)), frag, kind, b, a, vid)
-            sections.append((SectionChange(frag, kind, b, a), key))
+            changed = _changed_refs((b, a), pairs, (0, 1))
+            key = add_group(("text", frag, _digest(b.text if b else None), _digest(a.text if a else None)), frag, kind, b, a, vid, changed)
+            sections.append((SectionChange(frag, kind, b, a, "", _keys(changed)), key))
         moves = []
         for mv in _moves(sb, sa, ob, oa):
-            key = add_group(("move", mv.fragment, mv.group_before, mv.group_after), mv.fragment, "moved", sb[mv.fragment], sa[mv.fragment], vid, mv)
-            moves.append((mv, key))
+            changed = _changed_refs((sb[mv.fragment], sa[mv.fragment]), pairs, (0, 1))
+            if layout_ref is not None and (layout_ref.key, layout_ref.digest) not in pairs[0]:
+                changed.add(layout_ref)
+            key = add_group(("move", mv.fragment, mv.group_before, mv.group_after), mv.fragment, "moved", sb[mv.fragment], sa[mv.fragment], vid, changed, mv)
+            moves.append((Move(*[getattr(mv, f) for f in ("fragment", "group_before", "group_after", "position_before", "position_after", "order_before", "order_after")],
+                               "", _keys(changed)), key))
         raw_changes.append((vid, mb, ma, instr, sections, moves))
 
     # Number groups: the widest changes first, then by name, so ids are stable.
@@ -365,14 +428,17 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
             after_text=g["after"],
             variants=tuple(g["variants"]),
             tokens=tuple(g["tokens"]),
-            diff="" if g["kind"] == "moved" else _unified(g["before"], g["after"], g["src_before"], g["src_after"]),
+            diff="" if g["kind"] == "moved" else _unified(g["before"], g["after"], *diff_labels(g["fragment"], g["section"], sorted(g["changed"]))),
             moves=tuple(g["moves"]),
+            changed_sources=tuple(sorted(g["changed"])),
+            section=g["section"],
+            refs=ordered_refs(g["refs"]),
         )
         for key, g in ordered
     )
-    changed = []
+    changed_variants = []
     for vid, mb, ma, instr, sections, moves in raw_changes:
-        changed.append(
+        changed_variants.append(
             VariantChange(
                 id=vid,
                 total_before=mb.total,
@@ -391,8 +457,22 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
     status = {v: "unchanged" for v in unchanged}
     status.update({a.id: "added" for a in added})
     status.update({r.id: "removed" for r in removed})
-    status.update({c.id: "changed" for c in changed})
-    return Diff(base_label, head_label, added, removed, tuple(changed), tuple(unchanged), built, tuple(files), budget, status)
+    status.update({c.id: "changed" for c in changed_variants})
+    reached = {path: tuple(sorted(vs)) for path, vs in sorted(reach.items())}
+    return Diff(base_label, head_label, added, removed, tuple(changed_variants), tuple(unchanged), built, tuple(files), budget, status, reached)
+
+
+def _keys(refs: Iterable[SourceRef]) -> tuple[str, ...]:
+    return tuple(sorted({r.key for r in refs}))
+
+
+def _layout_ref(base_result, head_result) -> SourceRef | None:
+    from ..spec.provenance import field_ref
+
+    try:
+        return field_ref("spec.yaml", "layout", {k: list(v) for k, v in head_result.spec.layout.items()})
+    except AttributeError:
+        return None
 
 
 def _order_key(s: SectionState) -> tuple[int, int]:
@@ -400,11 +480,12 @@ def _order_key(s: SectionState) -> tuple[int, int]:
 
 
 def _with_id(change: SectionChange, gid: str) -> SectionChange:
-    return SectionChange(change.fragment, change.kind, change.before, change.after, gid)
+    return SectionChange(change.fragment, change.kind, change.before, change.after, gid, change.changed_sources)
 
 
 def _move_with_id(move: Move, gid: str) -> Move:
-    return Move(move.fragment, move.group_before, move.group_after, move.position_before, move.position_after, move.order_before, move.order_after, gid)
+    return Move(move.fragment, move.group_before, move.group_after, move.position_before, move.position_after, move.order_before, move.order_after, gid,
+                move.changed_sources)
 
 
 def _totals(m) -> VariantTotals:
@@ -466,11 +547,12 @@ def increases_over(diff: Diff, amount: float, percent: bool) -> list[VariantChan
 def _state_data(s: SectionState | None) -> dict[str, Any] | None:
     if s is None:
         return None
-    return {"group": s.group, "role": s.role, "position": s.position, "tokens": s.tokens, "codex_estimate": s.estimate, "source": s.source, "sha256": _digest(s.text)}
+    return {"group": s.group, "role": s.role, "position": s.position, "tokens": s.tokens, "codex_estimate": s.estimate, "source": s.source,
+            "sources": [r.to_data() for r in s.sources], "sha256": _digest(s.text)}
 
 
 def _change_data(s: SectionChange) -> dict[str, Any]:
-    return {"fragment": s.fragment, "kind": s.kind, "change": s.group_id, "tokens_before": s.tokens_before, "tokens_after": s.tokens_after,
+    return {"fragment": s.fragment, "kind": s.kind, "change": s.group_id, "changed_sources": list(s.changed_sources), "tokens_before": s.tokens_before, "tokens_after": s.tokens_after,
             "delta": s.delta, "before": _state_data(s.before), "after": _state_data(s.after)}
 
 
@@ -491,7 +573,7 @@ def _variant_data(c: VariantChange) -> dict[str, Any]:
         "instructions": _change_data(c.instructions) if c.instructions else None,
         "sections": [_change_data(s) for s in c.sections],
         "moves": [
-            {"fragment": m.fragment, "change": m.group_id, "group_before": m.group_before, "group_after": m.group_after,
+            {"fragment": m.fragment, "change": m.group_id, "changed_sources": list(m.changed_sources), "group_before": m.group_before, "group_after": m.group_after,
              "position_before": m.position_before, "position_after": m.position_after,
              "order_before": list(m.order_before), "order_after": list(m.order_after)}
             for m in c.moves
@@ -509,7 +591,12 @@ def _group_data(g: ChangeGroup) -> dict[str, Any]:
         "id": g.id,
         "fragment": g.fragment,
         "kind": g.kind,
+        "section": g.section,
         "sources": list(g.sources),
+        "changed_sources": list(g.changed_sources),
+        "files": list(g.files),
+        "changed_files": list(g.changed_files),
+        "built_from": [r.to_data() for r in g.refs],
         "variants": list(g.variants),
         "tokens": [{"variant": v, "before": b, "after": a, "delta": a - b} for v, b, a in g.tokens],
         "delta_min": lo,
