@@ -266,8 +266,8 @@ def test_text_diff(repo, cache, expected, capsys) -> None:
     assert code == 0, err
     counts = f"variants: {len(expected['changed'])} changed, 24 added, 0 removed, {len(expected['unchanged'])} unchanged"
     assert counts in out
-    assert re.search(r"\[c\d+\] section review_checklist \S+ moved \(developer\) in 24 variants", out)
-    assert re.search(r"\[c\d+\] section realtime \S+ changed in 16 variants; Δ \+\d+ tokens", out)
+    assert re.search(r"\[c\d+\] section review_checklist \S+ moved \(developer\) in 24 of 112 variants — mode = plan", out)
+    assert re.search(r"\[c\d+\] section realtime \S+ changed in 16 of 112 variants\S* [^;]*; Δ \+\d+ tokens", out)
     vid = expected["realtime"][0]
     b, a = expected["before"][vid], expected["after"][vid]
     assert f"  {vid}  {b} -> {a} (+{a - b})" in out
@@ -301,10 +301,11 @@ def test_markdown_diff(repo, cache, expected, capsys) -> None:
     assert len(out) <= 60000
     first_details = out.index("<details>")
     summary = out[:first_details]
-    assert f"| changed | {len(expected['changed'])} |" in summary and "| added | 24 |" in summary
-    assert "<code>review&#95;checklist</code> moved (developer)" in summary
-    assert "<code>realtime</code> changed" in summary
-    assert "**Alerts**" in summary and "**Largest token increases**" in summary
+    assert f"{len(expected['changed'])} changed · 24 added" in summary and "largest Δ" in summary and "total Δ" in summary
+    assert "<code>review&#95;checklist</code>" in summary and "moved (developer)" in summary
+    assert "<code>realtime</code> <code>&#60;realtime&#95;conversation&#62;</code> changed" in summary
+    assert "changed: <code>fragments/realtime.md</code>" in summary
+    assert "**Alerts**" in summary and "Largest token increases" in out
     vid = expected["realtime"][0]
     b, a = expected["before"][vid], expected["after"][vid]
     row = f"| {review.md_code(vid)} | {b} | {a} | +{a - b} |"
@@ -314,7 +315,7 @@ def test_markdown_diff(repo, cache, expected, capsys) -> None:
     assert _fence_around(out, "+" + MINI_TEMPLATE_ADDITION.rstrip("\n")) == "`" * 4
     outside = re.sub(r"(?ms)^(`{3,})diff\n.*?^\1$", "", out)
     assert "@everyone" not in outside and "```` " not in outside
-    assert outside.count("<details>") == outside.count("</details>") == 4 + 2  # one per change, changed and added variants
+    assert outside.count("<details>") == outside.count("</details>") == 4 + 3  # one per change, largest increases, changed and added variants
     assert "Cut to fit" not in out
 
 
@@ -322,7 +323,7 @@ def test_markdown_respects_the_size_cap(repo, cache, capsys) -> None:
     code, out, _ = cli(capsys, cache, "diff", "HEAD~1", "HEAD", "--spec", str(repo["spec"]), "--format", "markdown", "--max-chars", "4000")
     assert code == 0
     assert len(out) <= 4000
-    assert "| changed |" in out
+    assert "largest Δ" in out
     assert "Cut to fit 4000 characters" in out
     outside = re.sub(r"(?ms)^(`{3,})diff\n.*?^\1$", "", out)
     assert outside.count("<details>") == outside.count("</details>")

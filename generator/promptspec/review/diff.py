@@ -216,6 +216,25 @@ class Diff:
     _status: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     reach: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
     """Spec file -> the changed variants whose change it caused (by content digests)."""
+    axes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    universe: tuple[str, ...] = ()
+    """Every variant id on either side: what an axis summary counts against."""
+
+    def describe(self, ids: Sequence[str]) -> str:
+        """'24 of 88 variants — mode = plan (all models, ...)', or the ids when no axis rule fits."""
+        from .axes import describe
+
+        return describe(list(ids), list(self.universe), self.axes)
+
+    def headline(self) -> str:
+        """The largest change of one variant and the total over all changed variants."""
+        if not self.changed:
+            return ""
+        top = max(self.changed, key=lambda c: (abs(c.delta), c.delta, c.id))
+        total = sum(c.delta for c in self.changed)
+        sign = lambda n: f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))  # noqa: E731
+        return (f"{len(self.changed)} of {len(self.universe)} variants changed; largest Δ {sign(top.delta)} tokens ({top.id}); "
+                f"total Δ {sign(total)} tokens across them")
 
     @property
     def is_empty(self) -> bool:
@@ -254,24 +273,9 @@ class Diff:
 
     def to_data(self) -> dict[str, Any]:
         """JSON-ready, deterministic: the `--format json` document."""
-        return {
-            "base": self.base_label,
-            "head": self.head_label,
-            "counts": {"changed": len(self.changed), "added": len(self.added), "removed": len(self.removed), "unchanged": len(self.unchanged)},
-            "changes": [_group_data(g) for g in self.groups],
-            "variants": {
-                "changed": [_variant_data(c) for c in self.changed],
-                "added": [_totals_data(a) for a in self.added],
-                "removed": [_totals_data(r) for r in self.removed],
-                "unchanged": list(self.unchanged),
-            },
-            "files": [{"path": f.path, "status": f.status, "variants": list(self.files_to_variants()[f.path])} for f in self.files],
-            "reach": {path: list(vs) for path, vs in sorted(self.reach.items())},
-            "largest_increases": [{"id": c.id, "before": c.total_before, "after": c.total_after, "delta": c.delta} for c in self.largest_increases()],
-            "headroom_crossings": [{"id": v, "headroom_before": b, "headroom_after": a} for v, b, a in self.headroom_crossings()],
-            "budget": self.budget,
-            "budget_crossings": [{"id": v, "before": b, "after": a} for v, b, a in self.budget_crossings()],
-        }
+        from .diff_json import diff_data
+
+        return diff_data(self)
 
 
 # ---------------------------------------------------------------------------
@@ -459,7 +463,18 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
     status.update({r.id: "removed" for r in removed})
     status.update({c.id: "changed" for c in changed_variants})
     reached = {path: tuple(sorted(vs)) for path, vs in sorted(reach.items())}
-    return Diff(base_label, head_label, added, removed, tuple(changed_variants), tuple(unchanged), built, tuple(files), budget, status, reached)
+    axes = _axes(base_result, head_result)
+    return Diff(base_label, head_label, added, removed, tuple(changed_variants), tuple(unchanged), built, tuple(files), budget, status, reached,
+                axes, tuple(sorted(set(base) | set(head))))
+
+
+def _axes(base_result, head_result) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Head's axes, with values only the base has appended (for removed variants)."""
+    try:
+        head_axes, base_axes = head_result.spec.axes, dict(base_result.spec.axes)
+    except AttributeError:
+        return ()
+    return tuple((a, tuple(vs) + tuple(v for v in base_axes.get(a, ()) if v not in vs)) for a, vs in head_axes)
 
 
 def _keys(refs: Iterable[SourceRef]) -> tuple[str, ...]:
@@ -540,74 +555,5 @@ def increases_over(diff: Diff, amount: float, percent: bool) -> list[VariantChan
     return sorted(out, key=lambda c: (-c.delta, c.id))
 
 
-# ---------------------------------------------------------------------------
-# JSON
-
-
-def _state_data(s: SectionState | None) -> dict[str, Any] | None:
-    if s is None:
-        return None
-    return {"group": s.group, "role": s.role, "position": s.position, "tokens": s.tokens, "codex_estimate": s.estimate, "source": s.source,
-            "sources": [r.to_data() for r in s.sources], "sha256": _digest(s.text)}
-
-
-def _change_data(s: SectionChange) -> dict[str, Any]:
-    return {"fragment": s.fragment, "kind": s.kind, "change": s.group_id, "changed_sources": list(s.changed_sources), "tokens_before": s.tokens_before, "tokens_after": s.tokens_after,
-            "delta": s.delta, "before": _state_data(s.before), "after": _state_data(s.after)}
-
-
-def _variant_data(c: VariantChange) -> dict[str, Any]:
-    return {
-        "id": c.id,
-        "total_before": c.total_before,
-        "total_after": c.total_after,
-        "delta": c.delta,
-        "percent": None if c.percent is None else round(c.percent, 3),
-        "codex_estimate_before": c.estimate_before,
-        "codex_estimate_after": c.estimate_after,
-        "encoding_before": c.encoding_before,
-        "encoding_after": c.encoding_after,
-        "headroom_before": c.headroom_before,
-        "headroom_after": c.headroom_after,
-        "crosses_headroom": c.crosses_headroom,
-        "instructions": _change_data(c.instructions) if c.instructions else None,
-        "sections": [_change_data(s) for s in c.sections],
-        "moves": [
-            {"fragment": m.fragment, "change": m.group_id, "changed_sources": list(m.changed_sources), "group_before": m.group_before, "group_after": m.group_after,
-             "position_before": m.position_before, "position_after": m.position_after,
-             "order_before": list(m.order_before), "order_after": list(m.order_after)}
-            for m in c.moves
-        ],
-    }
-
-
-def _totals_data(t: VariantTotals) -> dict[str, Any]:
-    return {"id": t.id, "total": t.total, "codex_estimate": t.estimate, "headroom": t.headroom}
-
-
-def _group_data(g: ChangeGroup) -> dict[str, Any]:
-    lo, hi = g.delta_range
-    return {
-        "id": g.id,
-        "fragment": g.fragment,
-        "kind": g.kind,
-        "section": g.section,
-        "sources": list(g.sources),
-        "changed_sources": list(g.changed_sources),
-        "files": list(g.files),
-        "changed_files": list(g.changed_files),
-        "built_from": [r.to_data() for r in g.refs],
-        "variants": list(g.variants),
-        "tokens": [{"variant": v, "before": b, "after": a, "delta": a - b} for v, b, a in g.tokens],
-        "delta_min": lo,
-        "delta_max": hi,
-        "diff": g.diff,
-        "before": g.before_text,
-        "after": g.after_text,
-    }
-
-
 def to_json(diff: Diff) -> str:
     return json.dumps(diff.to_data(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-
-
