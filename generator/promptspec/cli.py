@@ -207,6 +207,20 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
 # lint
 
 
+def _write_findings(args: argparse.Namespace, findings) -> None:
+    from .authoring import lint
+
+    if args.format == "json":
+        sys.stdout.write(json.dumps(lint.to_json(findings, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
+    elif args.format in ("github", "sarif"):
+        from . import __version__
+        from .authoring.findings import format_machine
+
+        sys.stdout.write(format_machine(findings, args.format, prefix=_repo_relative(_spec_dir(args)), strict=args.strict, version=__version__))
+    else:
+        sys.stdout.write(lint.format_text(findings, strict=args.strict))
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     import time
 
@@ -224,16 +238,13 @@ def cmd_lint(args: argparse.Namespace) -> int:
         # The spec loads but does not assemble: the static rules often say why.
         static = lint.check_spec(spec)
         if static:
-            sys.stdout.write(lint.format_text(static, strict=args.strict) if args.format == "text" else json.dumps(lint.to_json(static, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
+            _write_findings(args, static)
         raise
     t = time.perf_counter()
     findings = lint.lint(result)
     result.timings["lint"] = time.perf_counter() - t
     _timings(args, result)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(lint.to_json(findings, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
-    else:
-        sys.stdout.write(lint.format_text(findings, strict=args.strict))
+    _write_findings(args, findings)
     errors, _ = lint.counts(findings, strict=args.strict)
     return 1 if errors else 0
 
@@ -276,6 +287,15 @@ def _review_spec_dir(args: argparse.Namespace) -> Path:
     return found if found is not None else default_spec()
 
 
+def _repo_relative(path: Path) -> str:
+    """A path as annotations name it: relative to the current directory (a
+    workflow runs at the repository root), unless it lies outside it."""
+    import os
+
+    rel = os.path.relpath(Path(path).resolve(), Path.cwd().resolve())
+    return Path(path).resolve().as_posix() if rel.startswith("..") else Path(rel).as_posix()
+
+
 def _lock_path(args: argparse.Namespace) -> Path:
     from .review.lockfile import default_path
 
@@ -316,8 +336,24 @@ def cmd_diff(args: argparse.Namespace) -> int:
         diff = review.compare(
             bres, hres, base_label=bsrc.title, head_label=hsrc.title, budget=args.budget, files=review.file_changes(bfiles, hfiles)
         )
+    from dataclasses import replace
+
+    from .review.budgets import diff_breaches, format_breaches
+
+    diff = replace(diff, breaches=tuple(diff_breaches(diff, hres)))
     command = " ".join(["promptspec diff", args.base, *([args.head] if args.head else [])])
     sys.stdout.write(review.format_diff(diff, args.format, max_chars=args.max_chars, command=command))
+    status = 0
+    if diff.breaches:
+        sys.stderr.write(format_breaches(list(diff.breaches)))
+        status = 1
+    if args.fail_on_budget:
+        crossings = [(v, "its auto-compaction limit (headroom, by Codex's ⌈bytes/4⌉ estimate)") for v, _, _ in diff.headroom_crossings()]
+        crossings += [(v, f"--budget {diff.budget} tokens") for v, _, _ in diff.budget_crossings()]
+        for vid, what in crossings[:20]:
+            print(f"promptspec: {vid} now goes over {what}", file=sys.stderr)
+        if crossings:
+            status = 1
     if gate is not None:
         over = review.increases_over(diff, *gate)
         if over:
@@ -328,7 +364,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 1
-    return 0
+    return status
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
@@ -355,12 +391,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     data = lockfile.read(path)
     result = pipeline.run(_review_spec_dir(args), counter=_counter(args))
     _timings(args, result)
+    from .review.budgets import format_breaches, result_breaches
+
     diff = review.compare_to_lock(data, result)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(diff.to_data(), indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    breaches = result_breaches(result)
+    fmt = getattr(args, "format", "text")
+    if fmt == "json":
+        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches])
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    elif fmt in ("github", "sarif"):
+        from . import __version__
+        from .review.check_output import check_output
+
+        spec_dir = _review_spec_dir(args)
+        sys.stdout.write(check_output(fmt, diff, breaches, _repo_relative(path), result, prefix=_repo_relative(spec_dir), version=__version__))
     else:
         sys.stdout.write(lockfile.format_check(diff, str(path)))
-    return 0 if diff.matches else 1
+        sys.stdout.write(format_breaches(breaches))
+    return 0 if diff.matches and not breaches else 1
 
 
 # ---------------------------------------------------------------------------
@@ -436,7 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
     _spec_arg(p)
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text",
+                   help="github: workflow annotations on file and line; sarif: SARIF 2.1.0 for code scanning")
     p.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
     p.set_defaults(func=cmd_lint)
 
@@ -466,6 +515,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=None, metavar="N", help="flag variants whose total goes over N tokens")
     p.add_argument("--max-chars", type=int, default=60000, metavar="N", help="markdown size cap (default 60000; GitHub comments hold 65536)")
     p.add_argument("--fail-on-increase", default=None, metavar="N[%]", help="exit 1 if any variant's total grows by more than N tokens (or N%%)")
+    p.add_argument("--fail-on-budget", action="store_true",
+                   help="exit 1 when a variant newly goes over --budget or past its auto-compaction limit (spec.yaml budgets: always gate)")
     p.set_defaults(func=cmd_diff)
 
     for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):
@@ -473,7 +524,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
         p.add_argument("--lock", type=Path, default=None, metavar="PATH", help="lock file (default: prompts.lock.json in the spec folder)")
         if name == "check":
-            p.add_argument("--format", choices=("text", "json"), default="text")
+            p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text",
+                           help="github: workflow annotations on file and line; sarif: SARIF 2.1.0 for code scanning")
         p.set_defaults(func=cmd_lock if name == "lock" else cmd_check)
 
     return parser

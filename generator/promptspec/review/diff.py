@@ -219,6 +219,8 @@ class Diff:
     axes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     universe: tuple[str, ...] = ()
     """Every variant id on either side: what an axis summary counts against."""
+    breaches: tuple[Any, ...] = ()
+    """Budget breaches (review/budgets.py) of the head side, set by the caller."""
 
     def describe(self, ids: Sequence[str]) -> str:
         """'24 of 88 variants — mode = plan (all models, ...)', or the ids when no axis rule fits."""

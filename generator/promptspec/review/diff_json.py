@@ -26,6 +26,7 @@ def diff_data(diff: Diff) -> dict[str, Any]:
         "headroom_crossings": [{"id": v, "headroom_before": b, "headroom_after": a} for v, b, a in diff.headroom_crossings()],
         "budget": diff.budget,
         "budget_crossings": [{"id": v, "before": b, "after": a} for v, b, a in diff.budget_crossings()],
+        "budget_breaches": [b.to_data() for b in diff.breaches],
     }
 
 

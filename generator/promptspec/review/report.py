@@ -137,6 +137,7 @@ def _alerts(diff: Diff) -> list[str]:
     for vid, before, after in diff.budget_crossings():
         was = "new variant" if before is None else f"{before} tokens"
         out.append(f"{vid} is over the budget of {diff.budget} tokens ({was} -> {after})")
+    out += [f"budget: {b.message()}" for b in diff.breaches]
     return out
 
 
