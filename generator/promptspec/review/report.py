@@ -133,7 +133,7 @@ def _alerts(diff: Diff) -> list[str]:
     out = []
     for vid, before, after in diff.headroom_crossings():
         was = "new variant" if before is None else f"headroom {before}"
-        out.append(f"{vid} now exceeds its auto-compaction limit ({was} -> {after})")
+        out.append(f"{vid} now exceeds its auto-compaction limit ({was} -> {after}, by Codex's ⌈bytes/4⌉ estimate, which it compares with the limit)")
     for vid, before, after in diff.budget_crossings():
         was = "new variant" if before is None else f"{before} tokens"
         out.append(f"{vid} is over the budget of {diff.budget} tokens ({was} -> {after})")

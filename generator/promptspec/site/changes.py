@@ -227,24 +227,33 @@ def from_lock(label: str, lock_data: Mapping[str, Any], lock_diff: Any, head: Ma
         parts = []
         for s in c.sections:
             key = (s.fragment, s.kind, _sha(old.get(c.id), s.fragment), _sha(new.get(c.id), s.fragment))
-            g = keyed.setdefault(key, {"variants": [], "tokens": []})
+            g = keyed.setdefault(key, {"variants": [], "tokens": [], "sources": set()})
+            g["sources"].update(getattr(s, "changed_sources", ()))
             g["variants"].append(c.id)
             g["tokens"].append((c.id, s.tokens_before or 0, s.tokens_after or 0))
             parts.append((s, key))
         raw.append((c, parts))
     ordered = sorted(keyed.items(), key=lambda kv: (-len(kv[1]["variants"]), kv[0][0] != INSTRUCTIONS, kv[0][0], KIND_RANK.get(kv[0][1], 9), kv[0]))
     ids = {key: f"c{i}" for i, (key, _) in enumerate(ordered, 1)}
-    groups = tuple(Group(ids[k], k[0], k[1], (), tuple(g["variants"]), tuple(g["tokens"]), None) for k, g in ordered)
+    groups = tuple(Group(ids[k], k[0], k[1], tuple(sorted(g["sources"])), tuple(g["variants"]), tuple(g["tokens"]), None) for k, g in ordered)
 
-    def headroom(vid: str, total: int | None) -> int | None:
+    def estimate(vid: str, side: str) -> int | None:
+        """Codex's ⌈bytes/4⌉ estimate, which it compares with the limit: the lock's for the base, today's for the head."""
+        if side == "head":
+            return getattr(measures.get(vid), "estimate", None)
+        value = ((old.get(vid) or {}).get("tokens") or {}).get("codex_estimate")
+        return value if isinstance(value, int) else None
+
+    def headroom(vid: str, total: int | None, side: str = "head") -> int | None:
         m = measures.get(vid)
         limit = getattr(m, "compact_limit", None)
-        return None if limit is None or total is None else limit - total
+        est = estimate(vid, side)
+        return None if limit is None or total is None or est is None else limit - est
 
     changed = tuple(
         VariantDelta(c.id, c.total_before, c.total_after,
                      tuple(Part(s.fragment, s.kind, s.tokens_before, s.tokens_after, ids[k]) for s, k in parts),
-                     headroom(c.id, c.total_before), headroom(c.id, c.total_after), c.encoding_before, c.encoding_after)
+                     headroom(c.id, c.total_before, "base"), headroom(c.id, c.total_after), c.encoding_before, c.encoding_after)
         for c, parts in raw
     )
     return _with_status(

@@ -58,7 +58,8 @@ def _facts(idx: SiteIndex, v: Variant, page: str) -> str:
     if m.compact_limit is not None:
         rows.append([
             Cell("auto-compact", header=True),
-            f"at {num(m.compact_limit)} ({h(m.compact_limit_source)}); headroom {num(m.headroom)}",
+            f"at {num(m.compact_limit)} ({h(m.compact_limit_source)}); headroom {num(m.headroom)} "
+            f"<span class=\"ps-dim\">by Codex's ⌈bytes/4⌉ estimate ({num(m.estimate)}), the figure Codex compares with the limit</span>",
         ])
     rows.append([
         Cell("download", header=True),
