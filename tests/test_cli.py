@@ -19,6 +19,7 @@ from promptspec.assemble.builder import Assembler
 from promptspec.assemble.matrix import find_variant, matrix
 from promptspec.cli import DEFAULT_SPEC, build_parser, main
 from promptspec.spec.load import load_spec
+from promptspec.spec.model import DEFAULT_BODY_ORDER
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -107,14 +108,15 @@ def test_render_json_is_the_responses_payload(embedded, capsys):
     data = json.loads(out)
     request = Assembler(embedded).assemble(find_variant(embedded, "harbor-4-legacy", None, "execute"))
     payload = {k: v for k, v in data.items() if k != "tokens"}
-    assert set(payload) == {"model", "instructions", "input"}
+    assert list(payload) == [k for k in DEFAULT_BODY_ORDER if k in payload]  # Codex's body order
+    assert {"model", "instructions", "input", "tools", "tool_choice", "store", "stream"} <= set(payload)
     assert payload["model"] == "harbor-4-legacy"
     assert payload["instructions"] == request.base.text
     assert [m["role"] for m in payload["input"]] == [m.role for m in request.messages]
     assert [[c["text"] for c in m["content"]] for m in payload["input"]] == [[s.text for s in m.sections] for m in request.messages]
     assert all(c["type"] == "input_text" for m in payload["input"] for c in m["content"])
     tokens = data["tokens"]
-    assert tokens["total"] == tokens["instructions"]["tokens"] + sum(m["tokens"] for m in tokens["messages"])
+    assert tokens["total"] == tokens["instructions"]["tokens"] + sum(m["tokens"] for m in tokens["messages"]) + tokens["tools"]["tokens"]
     assert [[s["fragment"] for s in m["sections"]] for m in tokens["messages"]] == [[s.fragment for s in m.sections] for m in request.messages]
 
 

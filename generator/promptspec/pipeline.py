@@ -257,6 +257,7 @@ class Session:
         self._render_files: dict[int, frozenset[Path] | None] = {}
         self._global: set[Path] = set()
         self._tree: Path | None = None
+        self._tools_dir: Path | None = None
 
     # -- public ---------------------------------------------------------------
     def run(self, *, progress=None) -> Result:
@@ -401,9 +402,13 @@ class Session:
         self.result, self._tracker, self._stamps, self._render_files = result, tracker, stamps, render_files
         self._global = glob - {fs.resolve(f.source) for f in spec.fragments}
         self._tree = fs.resolve(spec.agents.tree) if spec.agents.tree else None
+        self._tools_dir = fs.resolve(spec.request.tools_folder)
 
     def _is_global(self, path: Path) -> bool:
         if path in self._global:
+            return True
+        # A tool file (new, edited or removed) can change which tools any variant sends.
+        if self._tools_dir is not None and self._tools_dir in path.parents:
             return True
         return self._tree is not None and (path == self._tree or self._tree in path.parents)
 

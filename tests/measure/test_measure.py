@@ -27,15 +27,15 @@ def _check_result(result: pipeline.Result) -> None:
             assert len(counts) == len(msg.sections)
             for section, n in zip(msg.sections, counts):
                 assert n == len(enc.encode_ordinary(section.text)), section.fragment
-        # The total is exactly the parts: instructions plus every section.
-        assert m.total == m.base + sum(sum(c) for c in m.sections)
+        # The total is exactly the parts: instructions plus every section, plus the tool list.
+        assert m.total == m.base + sum(sum(c) for c in m.sections) + m.tools
         assert m.estimate == codex_estimate(req.base.text) + sum(
             codex_estimate(s.text) for _, _, s in req.sections
-        )
+        ) + m.tools_estimate
         summary = m.summary()
         assert summary["total"] == summary["instructions"]["tokens"] + sum(
             x["tokens"] for x in summary["messages"]
-        )
+        ) + (summary["tools"]["tokens"] if summary.get("tools") else 0)
 
 
 def test_embedded_spec_counts_are_exact(tmp_path: Path) -> None:

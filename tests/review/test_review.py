@@ -45,6 +45,12 @@ def copy_spec(dest: Path) -> Path:
     return dest
 
 
+def with_layout(text: str) -> str:
+    """spec.yaml with NEW_LAYOUT as the developer slots (inside its existing `layout:`)."""
+    assert "\nlayout:\n" in text
+    return text.replace("\nlayout:\n", "\nlayout:\n  developer: [" + ", ".join(NEW_LAYOUT) + "]\n", 1)
+
+
 def edit_spec(spec: Path) -> None:
     """The four edits of the second commit."""
     with (spec / "fragments" / "realtime.md").open("a", encoding="utf-8") as fh:
@@ -53,7 +59,7 @@ def edit_spec(spec: Path) -> None:
     anchor = "  pair_programming:\n    display_name: Pair Programming\n"
     assert anchor in text
     text = text.replace(anchor, "  review:\n    display_name: Review\n    description: Review a diff.\n    template: modes/review.md\n" + anchor)
-    text += "\nlayout:\n  developer: [" + ", ".join(NEW_LAYOUT) + "]\n"
+    text = with_layout(text)
     (spec / "spec.yaml").write_text(text, encoding="utf-8")
     (spec / "modes" / "review.md").write_text("# Mode: Review\n\nRead the diff and list problems, most serious first.\n", encoding="utf-8")
     models = json.loads((spec / "models.json").read_text(encoding="utf-8"))
@@ -108,7 +114,12 @@ def recount(spec_dir: Path, counter: TokenCounter) -> dict[str, int]:
     out = {}
     for vid, payload in payloads(spec_dir).items():
         enc = encoding_for_model(payload["model"], spec.encodings)
-        texts = [payload["instructions"]] + [part["text"] for msg in payload["input"] for part in msg["content"]]
+        messages = [item for item in payload["input"] if item["type"] == "message"]
+        texts = [payload["instructions"]] + [part["text"] for msg in messages for part in msg["content"]]
+        # Tools: the list as the body carries it (field or additional_tools item), compact JSON.
+        tools = payload.get("tools") or [t for item in payload["input"] if item["type"] == "additional_tools" for t in item["tools"]]
+        if tools:
+            texts.append(json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
         out[vid] = sum(counter.count(t, enc) for t in texts)
     return out
 
@@ -117,7 +128,11 @@ def estimates(spec_dir: Path) -> dict[str, int]:
     """Codex's estimate per variant, recomputed: ⌈UTF-8 bytes / 4⌉ of every text, added up."""
     out = {}
     for vid, payload in payloads(spec_dir).items():
-        texts = [payload["instructions"]] + [part["text"] for msg in payload["input"] for part in msg["content"]]
+        messages = [item for item in payload["input"] if item["type"] == "message"]
+        texts = [payload["instructions"]] + [part["text"] for msg in messages for part in msg["content"]]
+        tools = payload.get("tools") or [t for item in payload["input"] if item["type"] == "additional_tools" for t in item["tools"]]
+        if tools:
+            texts.append(json.dumps(tools, ensure_ascii=False, separators=(",", ":")))
         out[vid] = sum(-(-len(t.encode("utf-8")) // 4) for t in texts)
     return out
 
@@ -528,7 +543,7 @@ def test_check_reports_moves_and_removed_variants(tmp_path, cache, capsys) -> No
     spec = copy_spec(tmp_path / "templates")
     assert cli(capsys, cache, "lock", "--spec", str(spec))[0] == 0
     text = (spec / "spec.yaml").read_text(encoding="utf-8")
-    text += "\nlayout:\n  developer: [" + ", ".join(NEW_LAYOUT) + "]\n"
+    text = with_layout(text)
     text = text.replace("    - model: harbor-4-legacy\n      mode: pair_programming\n", "    - model: harbor-4-legacy\n      mode: [pair_programming, plan]\n")
     (spec / "spec.yaml").write_text(text, encoding="utf-8")
     code, out, _ = cli(capsys, cache, "check", "--spec", str(spec))

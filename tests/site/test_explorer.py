@@ -128,6 +128,15 @@ def assert_matches(data, result):
             ]
             assert got["sections"] == expected, req.variant.id
             assert got["tokens"] == sum(counts)
+        assert shown["tools"] == {
+            "placement": req.tool_placement,
+            "tokens": measure.tools,
+            "tools": [
+                {"tool": t.name, "name": t.tool_name, "kind": t.kind, "source": t.source, "json": t.serialized, "tokens": n}
+                for t, n in zip(req.tools, measure.tool_counts)
+            ],
+            "deferred": [t.tool_name for t in req.deferred],
+        }, req.variant.id
         assert shown["notes"] == list(req.notes)
         assert shown["total"] == measure.total
 
@@ -251,6 +260,7 @@ def test_each_distinct_text_is_stored_once(embedded):
     texts = explorer.unpack_texts(data["texts"])
     assert len(texts) == len(set(texts))
     expected = {r.base.text for r in result.requests} | {s.text for r in result.requests for _, _, s in r.sections}
+    expected |= {t.serialized for t in result.spec.tools}  # each tool definition, as sent
     assert set(texts) == expected
 
 
@@ -418,6 +428,12 @@ def test_browser_shows_the_picked_variant_exactly(served):
         for name in ("emoji_a", "emoji_b"):
             text = driver.execute_script(f"return document.querySelector('details[data-fragment=\"{name}\"] pre').textContent")
             assert text == sections[name].text
+        # The tool list: one block (and one bar segment), the definitions exactly as sent.
+        assert request.tools, "the picked variant should carry tools"
+        listed = driver.execute_script("var p = document.querySelector('details[data-kind=\"tools\"] pre'); return p && p.textContent")
+        assert json.loads(listed) == [t.definition for t in request.tools]
+        seg = driver.execute_script("var s = document.querySelector('.pse-seg-tools'); return s && s.textContent")
+        assert seg == f"tools {measure.tools:,}"
         assert driver.execute_script("return window.__pwned === undefined")
         assert not driver.find_elements(By.CSS_SELECTOR, ".pse-prompt img, .pse-prompt b, .pse-prompt script")
         # Every section is shown in send order, with the bar and order list beside it.

@@ -23,13 +23,24 @@ from .builder import (
     base_instructions,
     codex_placeholder_names,
 )
+from .body import (
+    body_params,
+    default_params,
+    placement,
+    select_tools,
+)
 from .export import (
+    ADDITIONAL_TOOLS,
     LAYOUT_LABEL_CHARS,
+    body_json,
     dumps,
     layout,
     responses_payload,
     section_label,
     text_view,
+    tool_list,
+    tools_item,
+    tools_json,
     with_tokens,
 )
 from .matrix import (
@@ -48,6 +59,15 @@ from .request import (
 )
 
 __all__ = [
+    "ADDITIONAL_TOOLS",
+    "body_json",
+    "body_params",
+    "default_params",
+    "placement",
+    "select_tools",
+    "tool_list",
+    "tools_item",
+    "tools_json",
     "Assembler",
     "BaseInstructions",
     "DEFAULT_NAME",

@@ -20,6 +20,7 @@ from ..render.renderer import renderer_for
 from ..spec.model import SLOT_ROLE, Choice, Fragment, Model, Spec
 from ..spec.provenance import SourceRef, field_ref, ordered
 from . import agents_md
+from .body import body_params, placement, select_tools
 from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
 from .request import BaseInstructions, Message, Request, Section, Variant
 
@@ -360,7 +361,13 @@ class Assembler:
         docs = ctx.docs()
         if docs is not None and docs.note():
             notes.append(docs.note())
-        return Request(variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n))
+        sent, deferred = ctx.tools()
+        order, params = body_params(spec, variant, model)
+        return Request(
+            variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n),
+            tools=sent, tool_placement=placement(spec, variant, model), deferred=deferred,
+            body_order=order, params=params,
+        )
 
 
 def _line_in(raw: Any, section: str, key: str) -> int | None:
@@ -388,11 +395,12 @@ class _Context:
         self.tokens: dict[str, Any] = {}
         for axis, value in variant.extra:
             self.scalars[axis] = value
-        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base"}
+        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base", "tools"}
         self._values: dict[str, Any] = {}
         self._docs: agents_md.ProjectDocs | None = None
         self._docs_done = False
         self._base: BaseInstructions | None = None
+        self._tools: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self.fragment: Fragment | None = None
         # Variant-level values (model, personality, agents_md...) are computed
         # here, never in a fragment's child context, so a fragment's variables
@@ -464,6 +472,13 @@ class _Context:
             return docs.text if docs else ""
         if name == "variant":
             return _Obj(("variant", v), dict(v.values, id=v.id))
+        if name == "tools":
+            sent, deferred = self.tools()
+            data = {
+                "sent": [t.tool_name for t in sent],
+                "deferred": [{"name": t.tool_name, "description": t.sent_description} for t in deferred],
+            }
+            return _Obj(("tools", tuple(t.name for t in sent), tuple(t.name for t in deferred)), data)
         if name == "base":
             b = self.base()
             data = {"text": b.text, "rule": b.rule, "detail": b.detail}
@@ -510,6 +525,12 @@ class _Context:
                 self.asm._cache[key] = docs
             self._docs, self._docs_done = docs, True
         return self._docs
+
+    def tools(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        if self._tools is None:
+            spec = self.asm.spec
+            self._tools = select_tools(spec, self.variant, self.asm._models[self.variant.model]) if spec.tools else ((), ())
+        return self._tools
 
     def base(self) -> BaseInstructions:
         if self._base is None:

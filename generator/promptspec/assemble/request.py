@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..spec.model import DEFAULT_BODY_ORDER, Tool
 
 from ..spec.provenance import SourceRef, paths_of
 
@@ -97,6 +99,13 @@ class Request:
     base: BaseInstructions
     messages: tuple[Message, ...]
     notes: tuple[str, ...] = ()
+    tools: tuple[Tool, ...] = ()
+    """The tools sent, in send order (deferred ones are only listed, see `deferred`)."""
+    tool_placement: str = "field"  # "field": the body's `tools`; "input": an additional_tools input item
+    deferred: tuple[Tool, ...] = ()
+    body_order: tuple[str, ...] = DEFAULT_BODY_ORDER
+    params: tuple[tuple[str, Any], ...] = field(default=(), hash=False)
+    """The body's other keys with their values, in body order."""
 
     @property
     def sections(self) -> Iterator[tuple[int, Message, Section]]:

@@ -12,7 +12,7 @@ WARNING = "warning"
 
 DOC_PAGE = "docs/guide/lint-rules.md"
 
-BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base")
+BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "tools")
 """Names every template can read without the scenario defining them (see assemble._Context)."""
 
 IGNORED_FILES = ("prompts.lock.json",)
@@ -48,6 +48,9 @@ RULES: Mapping[str, RuleInfo] = {
         RuleInfo("PS302", "fragment-over-budget", WARNING, "no section exceeds tokens.fragment_budget"),
         RuleInfo("PS303", "variant-over-compaction", ERROR, "no variant starts past its auto-compaction limit"),
         RuleInfo("PS401", "orphan-file", WARNING, "every file in the spec folder is used by some variant"),
+        RuleInfo("PS501", "tool-without-description", WARNING, "every function, free-form and namespace tool (and namespace member) has a description"),
+        RuleInfo("PS502", "parameter-without-description", WARNING, "every parameter of a function tool has a description"),
+        RuleInfo("PS503", "tool-never-sent", WARNING, "a tool's `when` leaves at least one variant"),
     )
 }
 

@@ -26,6 +26,7 @@ from ..spec.files import read_text_file
 from ..spec.model import ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec
 from ..spec.sources import Located
 from .findings import BUILTIN_NAMES, IGNORED_FILES, Finding, finding
+from .tool_rules import TOOL_RESULT_RULES, TOOL_SPEC_RULES
 
 # ---------------------------------------------------------------------------
 # Small helpers
@@ -499,6 +500,7 @@ def used_files(spec: Spec, read: Iterable[Path] = ()) -> set[Path]:
     used = {Path(p).resolve() for p in read}
     used.add((spec.root / SPEC_FILE).resolve())
     refs: list[str] = [spec.models_file]
+    refs += [t.source for t in spec.tools]
     for f in spec.fragments:
         refs.append(f.source)
         if f.body_file:
@@ -553,8 +555,8 @@ def _orphans(result: Any) -> Iterator[Finding]:
 
 
 
-SPEC_RULES = (_roles, _marker_pairs, _marker_collisions, _marker_ascii, _variables, _unknown_names, _never_applies)
+SPEC_RULES = (_roles, _marker_pairs, _marker_collisions, _marker_ascii, _variables, _unknown_names, _never_applies, *TOOL_SPEC_RULES)
 """Rules over the loaded spec alone, in the order they were written."""
 
-RESULT_RULES = (_glue, _never_rendered, _agents_truncated, _over_budget, _over_compaction, _orphans)
+RESULT_RULES = (_glue, _never_rendered, _agents_truncated, _over_budget, _over_compaction, _orphans, *TOOL_RESULT_RULES)
 """Rules over an assembled and measured run."""

@@ -22,8 +22,10 @@ from .encodings import (
     get_encoding,
 )
 from .figures import (
+    TOOLS_COUNT_RULE,
     Measure,
     measure_all,
+    tools_text,
 )
 
 __all__ = [
@@ -31,6 +33,8 @@ __all__ = [
     "DEFAULT_ENCODING",
     "KNOWN_ENCODINGS",
     "Measure",
+    "TOOLS_COUNT_RULE",
+    "tools_text",
     "TokenCacheWarning",
     "TokenCounter",
     "TokenizerError",

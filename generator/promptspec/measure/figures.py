@@ -3,7 +3,14 @@
 Counting is by the model's real tokenizer; Codex's own ⌈bytes/4⌉ estimate is
 shown beside it because Codex decides when to compact on the estimate, not on
 real tokens.  A variant's total is exactly base instructions plus the sum of
-its sections — nothing hidden — so a reader can add the parts up and check.
+its sections plus its tool list — nothing hidden — so a reader can add the
+parts up and check.
+
+Tools are counted over the JSON of the tool list exactly as the request
+serialises it (compact, see `spec.tools.serialize`).  That is an offline
+count of the serialised definitions: how the API itself accounts for tool
+definitions is not public, so the figure says what it measures
+(`TOOLS_COUNT_RULE`) wherever it is shown.
 """
 
 from __future__ import annotations
@@ -11,10 +18,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from ..assemble.export import tools_json
 from ..assemble.request import Request
 from ..spec.model import Spec
 from .counter import TokenCounter
 from .encodings import codex_estimate, encoding_for_model
+
+
+TOOLS_COUNT_RULE = (
+    "offline count of the tool list's JSON exactly as serialised in the request (compact, UTF-8); "
+    "the API's own accounting of tool definitions is not public"
+)
+
+
+def tools_text(request: Request) -> str:
+    """What a request's tools cost is counted over ('' when it sends none)."""
+    return tools_json(request) if request.tools else ""
 
 
 @dataclass(frozen=True)
@@ -29,6 +48,10 @@ class Measure:
     usable_window: int | None
     compact_limit: int | None
     compact_limit_source: str  # "auto_compact_token_limit" | "90% of context_window" | "none"
+    tools: int = 0  # the whole tool list as serialised (0 when none is sent)
+    tools_estimate: int = 0
+    tool_counts: tuple[int, ...] = ()  # each sent tool's own serialised definition
+    tool_estimates: tuple[int, ...] = ()
 
     @property
     def messages(self) -> tuple[int, ...]:
@@ -36,11 +59,11 @@ class Measure:
 
     @property
     def total(self) -> int:
-        return self.base + sum(self.messages)
+        return self.base + sum(self.messages) + self.tools
 
     @property
     def estimate(self) -> int:
-        return self.base_estimate + sum(sum(m) for m in self.estimates)
+        return self.base_estimate + sum(sum(m) for m in self.estimates) + self.tools_estimate
 
     @property
     def percent_of_usable(self) -> float | None:
@@ -77,7 +100,18 @@ class Measure:
                 }
                 for msg, counts, ests in zip(req.messages, self.sections, self.estimates)
             ],
+            "tools": {
+                "tokens": self.tools,
+                "codex_estimate": self.tools_estimate,
+                "placement": req.tool_placement,
+                "rule": TOOLS_COUNT_RULE,
+                "tools": [
+                    {"tool": t.name, "name": t.tool_name, "tokens": n, "codex_estimate": e}
+                    for t, n, e in zip(req.tools, self.tool_counts, self.tool_estimates)
+                ],
+            },
             "total": self.total,
+            "total_includes": "instructions + messages + tools",
             "codex_estimate": self.estimate,
             "estimate_minus_tokens": self.estimate - self.total,
             "usable_window": self.usable_window,
@@ -109,6 +143,9 @@ def measure_all(spec: Spec, requests: Sequence[Request], counter: TokenCounter) 
         wanted.add((enc, req.base.text))
         for _, _, section in req.sections:
             wanted.add((enc, section.text))
+        if req.tools:
+            wanted.add((enc, tools_text(req)))
+            wanted.update((enc, t.serialized) for t in req.tools)
     counts = counter.count_many(sorted(wanted))
     estimates: dict[str, int] = {}
 
@@ -134,6 +171,10 @@ def measure_all(spec: Spec, requests: Sequence[Request], counter: TokenCounter) 
                 usable_window=usable,
                 compact_limit=compact,
                 compact_limit_source=source,
+                tools=counts[(enc, tools_text(req))] if req.tools else 0,
+                tools_estimate=est(tools_text(req)) if req.tools else 0,
+                tool_counts=tuple(counts[(enc, t.serialized)] for t in req.tools),
+                tool_estimates=tuple(est(t.serialized) for t in req.tools),
             )
         )
     return out

@@ -23,7 +23,11 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..spec.provenance import SourceRef, paths_of
 from ..spec.provenance import ordered as ordered_refs
 from . import lockfile
-from .lockfile import GROUP_ORDER, INSTRUCTIONS, LockDiff, moved_fragments, request_hash, section_group, source_pairs
+from ..assemble.export import dumps as pretty_json
+from .lockfile import GROUP_ORDER, INSTRUCTIONS, TOOL_PREFIX, LockDiff, moved_fragments, part_refs, request_hash, section_group, source_pairs
+
+PARAMETERS = "(parameters)"
+"""The body's request parameters (reasoning, tool_choice, ...), compared as one part."""
 
 # ---------------------------------------------------------------------------
 # Data
@@ -179,9 +183,20 @@ class ChangeGroup:
 
     @property
     def label(self) -> str:
-        if self.fragment == INSTRUCTIONS:
-            return "base instructions"
+        if self.fragment in (INSTRUCTIONS, PARAMETERS) or self.fragment.startswith(TOOL_PREFIX):
+            return part_label(self.fragment)
         return f"section {self.fragment}" + (f" {self.section}" if self.section and self.section != f"({self.fragment})" else "")
+
+
+def part_label(name: str) -> str:
+    """How a report names a part: base instructions, a fragment, a tool, the parameters."""
+    if name == INSTRUCTIONS:
+        return "base instructions"
+    if name == PARAMETERS:
+        return "request parameters"
+    if name.startswith(TOOL_PREFIX):
+        return f"tool {name[len(TOOL_PREFIX):]}"
+    return f"fragment {name}"
 
 
 def _path(ref: str) -> str:
@@ -298,6 +313,17 @@ def _sides(result) -> dict[str, tuple[Any, str, dict[str, SectionState], Section
                 section.fragment, group, message.role, len(orders[group]), section.text, tokens, estimate, section.source,
                 section.sources, section.label,
             )
+        # Tools are parts like sections: shown as pretty JSON (so a diff reads
+        # line by line), counted as their serialised definition is.
+        refs = part_refs(req)
+        for i, (tool, tokens, estimate) in enumerate(zip(req.tools, m.tool_counts, m.tool_estimates), 1):
+            name = TOOL_PREFIX + tool.name
+            orders.setdefault("tools", []).append(name)
+            sections[name] = SectionState(name, "tools", "tools", i, pretty_json(tool.definition), tokens, estimate, tool.source,
+                                          refs.get(name, ()), f"tool {tool.tool_name}")
+        if req.params:
+            sections[PARAMETERS] = SectionState(PARAMETERS, "parameters", "parameters", 0, pretty_json(dict(req.params)), 0, 0, "spec.yaml",
+                                                refs.get(PARAMETERS, ()), "request parameters")
         base = SectionState(INSTRUCTIONS, "instructions", "instructions", 0, req.base.text, m.base, m.base_estimate, req.base.source,
                             req.base.sources, "base instructions")
         out[req.variant.id] = (m, request_hash(req), sections, base, {g: tuple(v) for g, v in orders.items()})
@@ -493,7 +519,7 @@ def _layout_ref(base_result, head_result) -> SourceRef | None:
 
 
 def _order_key(s: SectionState) -> tuple[int, int]:
-    return (GROUP_ORDER.get(s.group, 3), s.position)
+    return (GROUP_ORDER.get(s.group, 4), s.position)
 
 
 def _with_id(change: SectionChange, gid: str) -> SectionChange:

@@ -21,15 +21,20 @@ from typing import Any, Mapping
 
 from ..assemble import export
 from ..errors import SpecError
+from ..measure.figures import TOOLS_COUNT_RULE
 
 LOCK_FILE = "prompts.lock.json"
 """Reserved name in a spec folder: the loader ignores it; lint should not call it an orphan."""
 
 FORMAT = 1
 HASH_RULE = "sha256 of the UTF-8 canonical JSON (sorted keys, no spaces) of the Responses API payload"
-GROUP_ORDER = {"developer": 0, "separate_developer": 1, "user": 2}
+TOKENS_RULE = f"total = instructions + messages + tools; tools: {TOOLS_COUNT_RULE}"
+GROUP_ORDER = {"developer": 0, "separate_developer": 1, "user": 2, "tools": 3}
 INSTRUCTIONS = "(instructions)"
 """Key used for base instructions wherever sections are listed by fragment name."""
+TOOL_PREFIX = "tool:"
+"""Tools are listed beside sections as `tool:NAME` (NAME: the tool file's stem);
+a fragment name cannot contain ':', so the two never clash."""
 
 
 # ---------------------------------------------------------------------------
@@ -75,6 +80,20 @@ def moved_fragments(before: Mapping[str, str], after: Mapping[str, str], order_b
     return moved
 
 
+def part_refs(req) -> dict[str, tuple[Any, ...]]:
+    """Provenance of a request's parts other than sections: tools (their file,
+    by the JSON sent) and the request parameters (spec.yaml's request settings)."""
+    from ..spec.provenance import SourceRef, digest, field_ref
+
+    out: dict[str, tuple[Any, ...]] = {}
+    for tool in getattr(req, "tools", ()) or ():
+        out[TOOL_PREFIX + tool.name] = (SourceRef(tool.source, "", tool.line or 0, tool.line or 0, digest(tool.serialized)),)
+    params = getattr(req, "params", None)
+    if params:
+        out["(parameters)"] = (field_ref("spec.yaml", "request", dict(params)),)
+    return out
+
+
 def source_pairs(result) -> set[tuple[str, str]]:
     """Every (source key, content digest) a side's texts were built from, and its layout."""
     from ..spec.provenance import field_ref
@@ -91,6 +110,8 @@ def source_pairs(result) -> set[tuple[str, str]]:
                 continue
             seen.add(id(obj))
             out.update((r.key, r.digest) for r in getattr(obj, "sources", ()))
+        for refs in part_refs(req).values():
+            out.update((r.key, r.digest) for r in refs)
     layout = field_ref("spec.yaml", "layout", {k: list(v) for k, v in result.spec.layout.items()})
     out.add((layout.key, layout.digest))
     memo[("source_pairs", id(result))] = out
@@ -131,7 +152,7 @@ def variant_entry(spec, measure) -> dict[str, Any]:
             "sha256": sha256_text(section.text),
             "tokens": tokens,
         }
-    return {
+    entry: dict[str, Any] = {
         "sha256": request_hash(req),
         "model": req.model,
         "encoding": measure.encoding,
@@ -144,6 +165,14 @@ def variant_entry(spec, measure) -> dict[str, Any]:
         "instructions": {"sha256": sha256_text(req.base.text), "tokens": measure.base},
         "sections": sections,
     }
+    if req.tools:
+        # The total includes the tool list (its serialised JSON, counted offline).
+        entry["tokens"]["tools"] = measure.tools
+        entry["tools"] = {
+            t.name: {"position": i, "placement": req.tool_placement, "sha256": sha256_text(t.serialized), "tokens": n}
+            for i, (t, n) in enumerate(zip(req.tools, measure.tool_counts), 1)
+        }
+    return entry
 
 
 def build(result) -> dict[str, Any]:
@@ -152,6 +181,7 @@ def build(result) -> dict[str, Any]:
         "format": FORMAT,
         "generator": "promptspec",
         "hash": HASH_RULE,
+        "tokens": TOKENS_RULE,
         "variants": {m.request.variant.id: variant_entry(result.spec, m) for m in result.measures},
         "sources": sources_data(result),
     }
@@ -312,7 +342,11 @@ def _section_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Lo
         out.append(LockSectionChange(INSTRUCTIONS, "changed", oi.get("tokens"), ni["tokens"]))
     elif oi.get("tokens") != ni["tokens"]:
         out.append(LockSectionChange(INSTRUCTIONS, "retokenized", oi.get("tokens"), ni["tokens"]))
-    os_, ns = old.get("sections") or {}, new["sections"]
+    os_, ns = dict(old.get("sections") or {}), dict(new["sections"])
+    for side, entry in ((os_, old), (ns, new)):
+        for name, tool in (entry.get("tools") or {}).items():
+            if isinstance(tool, dict):
+                side[TOOL_PREFIX + name] = {**tool, "group": "tools"}
 
     def where(frag: str) -> tuple[int, int, str]:
         entry = ns.get(frag) or os_.get(frag) or {}
@@ -362,7 +396,7 @@ def compare(lock_data: Mapping[str, Any], result) -> LockDiff:
     changed = []
     for c in diff.changed:
         req = by_id[c.id]
-        refs = {INSTRUCTIONS: req.base.sources, **{s.fragment: s.sources for _, _, s in req.sections}}
+        refs = {INSTRUCTIONS: req.base.sources, **{s.fragment: s.sources for _, _, s in req.sections}, **part_refs(req)}
         sections = tuple(
             LockSectionChange(s.fragment, s.kind, s.tokens_before, s.tokens_after,
                               tuple(sorted(str(r) for r in refs.get(s.fragment, ()) if (r.key, r.digest) not in old)))

@@ -9,6 +9,7 @@ from statistics import mean
 
 from ..assemble.request import Variant
 from . import summary as site_summary
+from . import tool_pages
 from .index import SectionUse, SiteIndex, spread
 from .markup import (
     Cell,
@@ -204,6 +205,8 @@ def axis_value_page(idx: SiteIndex, axis: str, value: str) -> str:
         ), cls="ps-intro"), ""]
         out += site_summary.by_axis_tables(idx, page, vs, other_axes)
     out += ["## Parts across these variants", "", _value_sections(idx, page, vs), ""]
+    if axis == "model":
+        out += tool_pages.model_tools(idx, value, page)
     others = [x for x in dict(idx.axes)[axis] if x != value]
     if others:
         out += [f"## Compared with other {md_inline(axis_title(axis).lower())}", ""]

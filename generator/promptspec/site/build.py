@@ -14,6 +14,7 @@ Layout, under `prefix` (default `prompts/`):
                                  (all, none or some: the `variant_pages` option)
     models/ personalities/ modes/ axes/<axis>/   index.md + one page per value
     fragments/index.md, fragments/<name>.md      the fragment catalog
+    tools/index.md, tools/<name>.md              the tool catalog (tool_pages.py)
     assembly.md                  the layout diagram
     lint.md                      every lint finding (fragment pages show their own)
     changes.md                   what changed since the base (changes.py)
@@ -43,6 +44,7 @@ from . import (
     fragment_pages,
     matrix_page,
     page_parts,
+    tool_pages,
 )
 from . import (
     changes as site_changes,
@@ -182,6 +184,9 @@ def build_site(
     for f in sorted(result.spec.fragments, key=lambda f: f.name):
         pages[idx.fragment_page(f.name)] = fragment_pages.fragment_page(idx, f.name)
     pages[idx.assembly_page] = fragment_pages.assembly_page(idx)
+    pages[idx.tool_page()] = tool_pages.tools_index_page(idx)
+    for t in result.spec.tools:
+        pages[idx.tool_page(t.name)] = tool_pages.tool_page(idx, t.name)
     pages[idx.lint_page] = site_lint.lint_page(idx)
     pages[idx.changes_page] = site_changes.changes_page(idx)
     if progress is not None:
@@ -235,6 +240,7 @@ def overview_pages(prefix: str = "prompts", extra_axes: Sequence[str] = ()) -> t
         ("Explorer", idx.explorer_page),
         *((page_parts.axis_title(a), idx.axis_page(a)) for a in ("model", "personality", "mode", *extra_axes)),
         ("Fragments", idx.fragment_page()),
+        ("Tools", idx.tool_page()),
         ("Assembly", idx.assembly_page),
         ("Lint", idx.lint_page),
         ("Changes", idx.changes_page),

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .. import review
-from ..review.lockfile import INSTRUCTIONS
+from ..review.lockfile import INSTRUCTIONS, TOOL_PREFIX
 from .index import SiteIndex
 from .markup import (
     Cell,
@@ -292,6 +292,9 @@ def _part_name(idx: SiteIndex, page: str, fragment: str) -> str:
         return "base instructions"
     if any(f.name == fragment for f in idx.spec.fragments):
         return link(idx.href(page, idx.fragment_page(fragment)), f"<code>{h(fragment)}</code>")
+    tool = fragment.removeprefix(TOOL_PREFIX)
+    if tool != fragment and any(t.name == tool for t in idx.spec.tools):
+        return "tool " + link(idx.href(page, idx.tool_page(tool)), f"<code>{h(tool)}</code>")
     return f"<code>{h(fragment)}</code>"
 
 

@@ -168,6 +168,9 @@ class Paths:
     def fragment_page(self, name: str | None = None) -> str:
         return self._p("fragments", "index.md" if name is None else file_name(name) + ".md")
 
+    def tool_page(self, name: str | None = None) -> str:
+        return self._p("tools", "index.md" if name is None else file_name(name) + ".md")
+
     def href(self, from_src: str, to_src: str, anchor: str | None = None) -> str:
         """relative(), with the pages' and targets' URLs worked out once each.
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..assemble.export import section_label
 from ..assemble.request import Variant
 from . import changes as site_changes
-from . import mermaid
+from . import mermaid, tool_pages
 from .index import SectionUse, SiteIndex
 from .markup import (
     Cell,
@@ -52,7 +52,10 @@ def _facts(idx: SiteIndex, v: Variant, page: str) -> str:
     rule = f"<code>{h(base.rule)}</code>" + (f" — <code>{h(base.detail)}</code>" if base.detail else "")
     rows.append([Cell("base instructions", header=True), f"{rule} <span class=\"ps-dim\">from {h(base.source)}</span>"])
     rows.append([Cell("encoding", header=True), f"<code>{h(m.encoding)}</code>"])
-    rows.append([Cell("total tokens", header=True), f"<strong>{num(m.total)}</strong> (Codex estimate {num(m.estimate)})"])
+    total = f"<strong>{num(m.total)}</strong> (Codex estimate {num(m.estimate)})"
+    if req.tools:
+        total += f" — instructions, messages and {num(m.tools)} tokens of tools (offline count of their serialised JSON)"
+    rows.append([Cell("total tokens", header=True), total])
     usable = "–" if m.usable_window is None else f"{pct(m.percent_of_usable, 3)} of {num(m.usable_window)} usable"
     rows.append([Cell("context window", header=True), usable])
     if m.compact_limit is not None:
@@ -77,6 +80,10 @@ def _bar(idx: SiteIndex, v: Variant) -> str:
     parts = [("instructions", "base", m.base, "s-base", "base instructions")]
     for u in idx.uses(v):
         parts.append((f"[{u.index:02}] {u.section.fragment}", u.section.role, u.tokens, section_id(u.message, u.index), f"message {u.message:02}"))
+    req = idx.request[v]
+    if req.tools:  # one segment for the tool list, counted over its serialised JSON
+        where = "additional_tools item" if req.tool_placement == "input" else "tools field"
+        parts.append((f"tools ({len(req.tools)})", "tools", m.tools, "s-tools", where))
     made = idx.memo.setdefault("bar-parts", {})  # the same parts recur on many pages: their fixed HTML once each
     for k, (name, role, tokens, anchor, where) in enumerate(parts):
         width = 100.0 * tokens / total
@@ -230,6 +237,7 @@ def static_parts(idx: SiteIndex, v: Variant) -> tuple[str, str]:
         notes = "".join(f"<li>{h(n)}</li>" for n in req.notes)
         top += [block(f"<ul>{notes}</ul>", cls="ps-notes"), ""]
     out = ["## Tokens by part", "", _bar(idx, v), ""]
+    out += tool_pages.variant_tools(idx, v, src)
     out += ["## Send order", "", mermaid.fence(mermaid.ordering(req, m)), ""]
     out += ["## Assembled prompt", ""]
     out += [

@@ -33,6 +33,7 @@ from .model import (
 )
 from .reader import Reader, check_name, check_unique_slugs
 from .sources import Located, load_json, load_yaml
+from .tools import load_placements, load_request, load_tools
 
 SPEC_KEYS = {
     "name",
@@ -51,6 +52,8 @@ SPEC_KEYS = {
     "instructions_override",
     "limits",
     "budgets",
+    "tools",
+    "request",
 }
 
 BUDGET_KEYS = {"max_tokens", "max_percent", "max_delta"}
@@ -133,7 +136,7 @@ def load_spec(root: str | Path) -> Spec:
     raw_layout = top.get("layout", dict)
     if raw_layout is not None:
         lr = Reader(raw_layout, shown, "layout")
-        lr.unknown(DEFAULT_LAYOUT.keys(), "layout")
+        lr.unknown((*DEFAULT_LAYOUT.keys(), "tools"), "layout")
         for group in DEFAULT_LAYOUT:
             if group in raw_layout:
                 slots = lr.str_list(group)
@@ -163,6 +166,13 @@ def load_spec(root: str | Path) -> Spec:
 
     fragments = _fragments(top, root, fs, layout, shown)
 
+    tool_defs, *tools_cfg = load_tools(top, fs, axis_names, models)
+    placements = load_placements(
+        raw_layout.get("tools") if isinstance(raw_layout, dict) else None, shown,
+        raw_layout.line_of("tools") if isinstance(raw_layout, Located) else None, axis_names, models,
+    )
+    request = load_request(top, placements, tuple(tools_cfg), axis_names, models)  # type: ignore[arg-type]
+
     override = top.text("instructions_override")
     if override is not None:
         fs.resolve(override, origin=shown)
@@ -188,6 +198,8 @@ def load_spec(root: str | Path) -> Spec:
         limits=limits,
         raw=data,
         budgets=_budgets(top, shown, {m.slug for m in models}),
+        tools=tool_defs,
+        request=request,
     )
 
 

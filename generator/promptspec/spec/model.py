@@ -8,6 +8,7 @@ past the spec stage touches YAML, JSON or raw dicts.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,41 @@ DEFAULT_LAYOUT: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "user": ("user_extensions", "agents_md", "environment_context"),
     }
 )
+# The Responses body keys in the order Codex 0.125.0 sends them.  `model`,
+# `instructions`, `input` and `tools` are filled by assembly; the others come
+# from defaults (request.py in assemble/) and the spec's `request:` settings.
+# A key without a value (prompt_cache_key and client_metadata have none by
+# default: they are session-specific) is not sent.
+DEFAULT_BODY_ORDER = (
+    "model",
+    "instructions",
+    "input",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "reasoning",
+    "store",
+    "stream",
+    "include",
+    "prompt_cache_key",
+    "text",
+    "client_metadata",
+)
+COMPUTED_BODY_KEYS = ("model", "instructions", "input", "tools")
+TOOL_PLACES = ("field", "input")
+MODEL_FIELDS = (
+    "slug",
+    "display_name",
+    "description",
+    "context_window",
+    "max_context_window",
+    "effective_context_window_percent",
+    "auto_compact_token_limit",
+)
+"""Model fields read into `Model` attributes; every other catalog field is in `Model.extra`."""
+DEFAULT_DESCRIPTION_BUDGET = 65536
+"""The most characters one sent tool description may have (`tools.description_budget`)."""
+
 SLOT_ROLE = {"developer": "developer", "separate_developer": "developer", "user": "user"}
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -65,6 +101,12 @@ class Model:
     instructions_variables: Mapping[str, str | None]
     extra: Mapping[str, Any] = field(repr=False, compare=False)
     line: int | None = None
+
+    def field_value(self, name: str) -> str:
+        """A catalog field as `when:` compares it: strings as they are, anything
+        else (true, 12, null for a missing field) in its JSON spelling."""
+        value = getattr(self, name) if name in MODEL_FIELDS else self.extra.get(name)
+        return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
     @property
     def usable_window(self) -> int | None:
@@ -117,6 +159,63 @@ class Fragment:
     @property
     def template_ref(self) -> str:
         return self.body_file or f"{self.source} (inline)"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool definition, stored as sent: `definition` is the JSON object
+    exactly as written in its file (key order kept), `serialized` the compact
+    JSON the request carries, which is also what is counted."""
+
+    name: str  # the file's stem: the tool's name in the spec, on pages and in `tools.order`
+    tool_name: str  # the name as sent (`definition.name`, else its `type`, e.g. web_search)
+    kind: str  # `definition.type`: function, custom, namespace, web_search, ...
+    definition: Any = field(hash=False)
+    serialized: str
+    when: Mapping[str, tuple[str, ...]] = field(hash=False)
+    deferred: bool
+    description: str
+    owner: str
+    source: str
+    line: int | None = None
+
+    @property
+    def sent_description(self) -> str:
+        """The description the model reads (empty when the definition has none)."""
+        value = self.definition.get("description") if isinstance(self.definition, dict) else None
+        return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a variant's tools go: the request's `tools` field or an input item."""
+
+    place: str  # "field" | "input"
+    when: Mapping[str, tuple[str, ...]] = field(hash=False)
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class ParamRule:
+    """Request parameters for the variants a `when` matches, merged over the defaults."""
+
+    when: Mapping[str, tuple[str, ...]] = field(hash=False)
+    params: Mapping[str, Any] = field(hash=False)
+    order: tuple[str, ...] | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class RequestConfig:
+    """The Responses body around instructions and input: its key order and the
+    parameters, so a spec (or an importer) can say exactly what is sent."""
+
+    order: tuple[str, ...] = DEFAULT_BODY_ORDER
+    rules: tuple[ParamRule, ...] = ()  # the top-level `params` first (matching every variant), then `rules`
+    placements: tuple[Placement, ...] = ()  # first match wins; none matching: "field"
+    tools_order: tuple[str, ...] = ()
+    description_budget: int = 0
+    tools_folder: str = "tools"
 
 
 @dataclass(frozen=True)
@@ -183,6 +282,9 @@ class Spec:
     renderer, lookups by name): a loaded spec never changes, so neither do they."""
     raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
     budgets: tuple[Budget, ...] = ()
+    tools: tuple[Tool, ...] = ()
+    """Every tool definition, in send order (`tools.order`, then by file name)."""
+    request: RequestConfig = field(default_factory=RequestConfig)
 
     def model(self, slug: str) -> Model:
         for m in self.models:

@@ -129,6 +129,21 @@
       total += sum;
       return { role: raw.roles[entry[0]], sections: sections, tokens: sum };
     });
+    // Tools: the list as serialised in the request, counted offline as one part.
+    var tools = { placement: "field", tokens: 0, tools: [], deferred: [] };
+    if (cols.tools) {
+      var set = raw.toolsets[this.lookup(cols.tools, idx)];
+      tools = {
+        placement: set[0],
+        tokens: set[2][model[0]] || 0,
+        tools: set[1].map(function (i) {
+          var t = raw.tools[i];
+          return { tool: t[0], name: t[1], kind: t[2], source: t[3], json: texts[t[4]], tokens: tokens[t[4]] };
+        }),
+        deferred: set[3].map(function (i) { return raw.tools[i][1]; })
+      };
+      total += tools.tokens;
+    }
     var values = idx.map(function (i, a) { return self.axes[a][1][i]; });
     return {
       id: values.join("/"),
@@ -137,6 +152,7 @@
       model: { displayName: model[1], contextWindow: model[2], usableWindow: model[3], compactLimit: model[4] },
       base: base,
       messages: messages,
+      tools: tools,
       notes: raw.notes[this.lookup(cols.notes, idx)],
       total: total
     };
@@ -211,6 +227,8 @@
     // Codex's estimate, as measure.py sums it: ⌈bytes/4⌉ per text.
     var estimate = Math.ceil(utf8Length(v.base.text) / 4);
     v.messages.forEach(function (m) { m.sections.forEach(function (s) { estimate += Math.ceil(utf8Length(s.text) / 4); }); });
+    var toolsJson = "[" + v.tools.tools.map(function (t) { return t.json; }).join(",") + "]";
+    if (v.tools.tools.length) estimate += Math.ceil(utf8Length(toolsJson) / 4);
     parts.push("Codex estimate " + fmt(estimate));
     figures.appendChild(document.createTextNode(parts.join(" · ")));
     view.appendChild(figures);
@@ -238,6 +256,18 @@
       });
       prompt.appendChild(message);
     });
+    var where = v.tools.placement === "input" ? "additional_tools item" : "tools field";
+    if (v.tools.tools.length) {
+      var toolBox = el("div", "pse-message pse-role-tools");
+      toolBox.appendChild(el("div", "pse-message-head", "tools · " + where + " · " + plural(v.tools.tokens, "token") +
+        " (offline count of the JSON as serialised; the API's own accounting of tools is not public)"));
+      var listBlock = details("pse-section", [el("span", "pse-name", "tools"), " · " + v.tools.tools.map(function (t) {
+        return t.name + " " + fmt(t.tokens);
+      }).join(", ")], JSON.stringify(JSON.parse(toolsJson), null, 2), { "data-kind": "tools" });
+      toolBox.appendChild(listBlock);
+      prompt.appendChild(toolBox);
+      blocks.push({ label: "tools", role: "tools", tokens: v.tools.tokens, block: listBlock });
+    }
 
     // Token bar: one segment per block, sized by its tokens.
     var bar = el("div", "pse-bar");
@@ -268,6 +298,15 @@
       item.appendChild(inner);
       order.appendChild(item);
     });
+    if (v.tools.tools.length || v.tools.deferred.length) {
+      var toolItem = el("li", "pse-role-tools");
+      toolItem.appendChild(el("span", null, "tools · " + where + " · " + plural(v.tools.tokens, "token")));
+      var toolList = el("ol");
+      v.tools.tools.forEach(function (t) { toolList.appendChild(el("li", null, t.name + " (" + t.kind + ") · " + plural(t.tokens, "token"))); });
+      v.tools.deferred.forEach(function (name) { toolList.appendChild(el("li", null, name + " (deferred: listed in a section, not sent)")); });
+      toolItem.appendChild(toolList);
+      order.appendChild(toolItem);
+    }
     var orderBox = el("details", "pse-order-box");
     orderBox.open = true;
     orderBox.appendChild(el("summary", null, "Order: " + plural(v.messages.length, "message") + " after the instructions"));

@@ -42,9 +42,17 @@ The format (``format: promptspec-explorer/1``; all ids index the named list):
     bases      [[text id, rule, detail, source (string ids)], ...]
     skeletons  [[[role id, fragment id, ...], ...], ...]   messages in order
     notes      [[note, ...], ...]
-    columns    {base, skeleton, notes: [deps, table], sections: [[deps, table]
-                per fragment]}; value = table[row-major index over the deps
-                axes] (a list, or {index: id} when sparse); -1: none
+    tools      [[name, sent name, kind, source, text id], ...]   one per tool
+                                                  definition; the text is its
+                                                  JSON as sent (compact)
+    toolsets   [[placement, [tool id, ...], [list tokens|null per encoding],
+                 [deferred tool id, ...]], ...]   id 0: no tools
+    columns    {base, skeleton, notes, tools: [deps, table], sections: [[deps,
+                table] per fragment]}; value = table[row-major index over the
+                deps axes] (a list, or {index: id} when sparse); -1: none
+
+A variant's total is its base instructions, sections and tool list (the
+list's JSON as serialised in the request, counted offline).
 
 Every length counts UTF-16 code units, JavaScript's string length, so the
 browser cuts texts exactly where Python did, emoji included.  The browser
@@ -242,6 +250,10 @@ def build(result: Result) -> dict[str, Any]:
     skeletons = _Interner()
     notes = _Interner()
     notes(())  # id 0: no notes
+    toolsets = _Interner()
+    toolsets(("field", (), (), ()))  # id 0: no tools
+    tool_index = {t.name: i for i, t in enumerate(spec.tools)}
+    set_tokens: dict[int, dict[int, int]] = {}
     encodings = sorted({m.encoding for m in result.measures})
     enc_index = {e: i for i, e in enumerate(encodings)}
     counts: dict[tuple[int, int], int] = {}
@@ -253,6 +265,7 @@ def build(result: Result) -> dict[str, Any]:
     base_col: list[int] = []
     skel_col: list[int] = []
     note_col: list[int] = []
+    tool_col: list[int] = []
     frag_rows: list[list[int]] = [[] for _ in fragments]
     frag_vals: list[list[int]] = [[] for _ in fragments]
     section_ids: dict[int, int] = {}  # id(Section) -> section id: Sections are shared objects
@@ -290,11 +303,20 @@ def build(result: Result) -> dict[str, Any]:
             skeleton.append(tuple(entry))
         skel_col.append(skeletons(tuple(skeleton)))
         note_col.append(notes(tuple(req.notes)))
+        if req.tools or req.deferred:
+            ts = toolsets((req.tool_placement, tuple(tool_index[t.name] for t in req.tools), (), tuple(tool_index[t.name] for t in req.deferred)))
+            set_tokens.setdefault(ts, {})[enc] = measure.tools
+            for t, count in zip(req.tools, measure.tool_counts):
+                counts.setdefault((enc, texts(t.serialized)), count)
+        else:
+            ts = 0
+        tool_col.append(ts)
 
     def column(rows: list[int] | None, values: list[int]) -> list[Any]:
         cols = coords if rows is None else [[c[n] for n in rows] for c in coords]
         return _factor(cols, sizes, values)
 
+    tool_rows = [[t.name, t.tool_name, t.kind, t.source, texts(t.serialized)] for t in spec.tools]
     tokens: list[list[int | None]] = [[None] * len(texts.items) for _ in encodings]
     for (enc, tid), count in counts.items():
         tokens[enc][tid] = count
@@ -333,10 +355,16 @@ def build(result: Result) -> dict[str, Any]:
         "strings": strings.items,
         "skeletons": [[list(m) for m in s] for s in skeletons.items],
         "notes": [list(n) for n in notes.items],
+        "tools": tool_rows,
+        "toolsets": [
+            [place, list(ids), [set_tokens.get(i, {}).get(e, 0 if not ids else None) for e in range(len(encodings))], list(deferred)]
+            for i, (place, ids, _, deferred) in enumerate(toolsets.items)
+        ],
         "columns": {
             "base": column(None, base_col),
             "skeleton": column(None, skel_col),
             "notes": column(None, note_col),
+            "tools": column(None, tool_col),
             "sections": [column(frag_rows[f], frag_vals[f]) for f in range(len(fragments))],
         },
     }
@@ -439,14 +467,25 @@ class Reader:
             "source": strings[source],
             "tokens": tokens[base_text],
         }
+        place, tool_ids, list_tokens, deferred = data["toolsets"][_lookup(cols["tools"], idx, sizes)]
+        tools = {
+            "placement": place,
+            "tokens": list_tokens[enc] or 0,
+            "tools": [
+                {"tool": name, "name": sent, "kind": kind, "source": tsource, "json": texts[tid], "tokens": tokens[tid]}
+                for name, sent, kind, tsource, tid in (data["tools"][i] for i in tool_ids)
+            ],
+            "deferred": [data["tools"][i][1] for i in deferred],
+        }
         return {
             "id": "/".join(values),
             "values": dict(zip((name for name, _ in axes), values)),
             "encoding": data["encodings"][enc],
             "base": base,
             "messages": messages,
+            "tools": tools,
             "notes": list(data["notes"][_lookup(cols["notes"], idx, sizes)]),
-            "total": base["tokens"] + sum(m["tokens"] for m in messages),
+            "total": base["tokens"] + sum(m["tokens"] for m in messages) + tools["tokens"],
         }
 
 

@@ -1,0 +1,113 @@
+"""The rest of the Responses body: which tools a variant sends, where, and the
+request parameters around them.
+
+Codex picks tools by model fields (`shell_type`, `apply_patch_tool_type`...)
+and fills `reasoning`, `text.verbosity` and `parallel_tool_calls` from the
+catalog; the defaults here do the same, and a spec's `request:` rules are
+merged over them so an importer can state exactly what was sent.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+from typing import Any, Mapping
+
+from ..errors import SpecError
+from ..spec.model import COMPUTED_BODY_KEYS, Model, Spec, Tool
+from .request import Variant
+
+INCLUDE_REASONING = "reasoning.encrypted_content"
+
+
+def matches(spec: Spec, when: Mapping[str, tuple[str, ...]], variant: Variant, model: Model) -> bool:
+    """A `when:` of a tool or request rule: every name (an axis, else a model
+    field) must match one of its patterns."""
+    axes = _axis_names(spec)
+    for name, patterns in when.items():
+        value = variant.value(name) if name in axes else model.field_value(name)
+        if not any(fnmatch.fnmatchcase(value, p) for p in patterns):
+            return False
+    return True
+
+
+def _axis_names(spec: Spec) -> frozenset[str]:
+    names = spec.memo.get("axis_names")
+    if names is None:
+        names = spec.memo["axis_names"] = frozenset(a for a, _ in spec.axes)
+    return names
+
+
+def select_tools(spec: Spec, variant: Variant, model: Model) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
+    """(tools sent, deferred tools listed) for one variant, in send order.
+    Two tools with the same sent name in one variant are an error: the API
+    would refuse the request."""
+    sent: list[Tool] = []
+    deferred: list[Tool] = []
+    seen: dict[str, Tool] = {}
+    for tool in spec.tools:
+        if not matches(spec, tool.when, variant, model):
+            continue
+        other = seen.setdefault(tool.tool_name, tool)
+        if other is not tool:
+            raise SpecError(
+                f"tool name {tool.tool_name!r} is sent twice in variant {variant.id} (also by {other.source})",
+                tool.source,
+                line=tool.line,
+                hint="give the two definitions 'when:' conditions that exclude each other, or rename one",
+            )
+        (deferred if tool.deferred else sent).append(tool)
+    return tuple(sent), tuple(deferred)
+
+
+def placement(spec: Spec, variant: Variant, model: Model) -> str:
+    for rule in spec.request.placements:
+        if matches(spec, rule.when, variant, model):
+            return rule.place
+    return "field"
+
+
+def default_params(model: Model) -> dict[str, Any]:
+    """What Codex sends when nothing is configured, read from the catalog entry."""
+    extra = model.extra
+    out: dict[str, Any] = {"tool_choice": "auto", "parallel_tool_calls": extra.get("supports_parallel_tool_calls") is True}
+    level = extra.get("default_reasoning_level")
+    if isinstance(level, str) and level:
+        reasoning: dict[str, Any] = {"effort": level}
+        summary = extra.get("default_reasoning_summary")
+        if extra.get("supports_reasoning_summaries") is True and isinstance(summary, str) and summary not in ("", "none"):
+            reasoning["summary"] = summary
+        out["reasoning"] = reasoning
+    out["store"] = False
+    out["stream"] = True
+    out["include"] = [INCLUDE_REASONING] if "reasoning" in out else []
+    verbosity = extra.get("default_verbosity")
+    if isinstance(verbosity, str) and verbosity and extra.get("support_verbosity") is not False:
+        out["text"] = {"verbosity": verbosity}
+    return out
+
+
+def merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`: null removes a key, a mapping merges into a
+    mapping (new keys after the old ones), anything else replaces."""
+    out = dict(base)
+    for key, value in over.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def body_params(spec: Spec, variant: Variant, model: Model) -> tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]:
+    """(body key order, the parameters sent in that order) for one variant."""
+    params = default_params(model)
+    order = spec.request.order
+    for rule in spec.request.rules:
+        if matches(spec, rule.when, variant, model):
+            params = merge(params, rule.params)
+            if rule.order is not None:
+                order = rule.order
+    return order, tuple((k, params[k]) for k in order if k not in COMPUTED_BODY_KEYS and k in params)
