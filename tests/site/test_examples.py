@@ -78,7 +78,7 @@ def test_layout_sections_source_rules_assembly(result: pipeline.Result) -> None:
         ]
     )
     out = expand_examples(text + "\n", result)
-    assert "00:message/developer[8]:" in out and "&lt;review_checklist&gt;" in out
+    assert "00:message/developer[9]:" in out and "&lt;review_checklist&gt;" in out
     measure = next(m for m in result.measures if m.request.variant.id == "harbor-5/default/plan/workspace-write")
     assert f"({measure.total} tokens, {measure.encoding})" in out
     assert html.escape((TEMPLATES / "fragments" / "environment_context.yaml").read_text()) in out
