@@ -367,6 +367,19 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from . import pipeline
+    from .review.pair import compare_variants, format_pair, resolve_variant
+
+    with _progress("assembling") as bar:
+        result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
+    _timings(args, result)
+    a = resolve_variant(result, args.a)
+    b = resolve_variant(result, args.b, like=a)
+    sys.stdout.write(format_pair(compare_variants(result, a, b), args.format))
+    return 0
+
+
 def cmd_lock(args: argparse.Namespace) -> int:
     from . import pipeline
     from .review import lockfile
@@ -518,6 +531,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-budget", action="store_true",
                    help="exit 1 when a variant newly goes over --budget or past its auto-compaction limit (spec.yaml budgets: always gate)")
     p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("compare", help="what one variant sends that another does not, section by section", parents=[verbose])
+    p.add_argument("a", metavar="A", help="a variant id, e.g. harbor-5/pragmatic/default/workspace-write")
+    p.add_argument("b", metavar="B", help="another variant id, or AXIS=VALUE[,AXIS=VALUE] to change A's values (e.g. personality=friendly)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.set_defaults(func=cmd_compare)
 
     for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):
         p = sub.add_parser(name, help=help_text, parents=[verbose])

@@ -299,11 +299,14 @@ class Diff:
 # Comparing
 
 
-def _sides(result) -> dict[str, tuple[Any, str, dict[str, SectionState], SectionState, dict[str, tuple[str, ...]]]]:
-    """variant id -> (measure, payload hash, sections by fragment, instructions, group orders)."""
+def _sides(result, only: Iterable[str] | None = None) -> dict[str, tuple[Any, str, dict[str, SectionState], SectionState, dict[str, tuple[str, ...]]]]:
+    """variant id -> (measure, payload hash, sections by fragment, instructions, group orders); `only`: just these ids."""
     out = {}
+    wanted = None if only is None else set(only)
     for m in result.measures:
         req = m.request
+        if wanted is not None and req.variant.id not in wanted:
+            continue
         sections: dict[str, SectionState] = {}
         orders: dict[str, list[str]] = {}
         for (_, message, section), (_, _, tokens, estimate) in zip(req.sections, m.section_tokens()):

@@ -95,6 +95,9 @@ class Group:
     tokens: tuple[tuple[str, int, int], ...]  # (variant, before, after)
     diff: str | None  # unified diff; None when the base has no text (a lock)
     detail: tuple[str, ...] = ()  # plain lines for moves (positions, orders)
+    built_from: tuple[str, ...] = ()  # every source behind the section (`sources` holds those that changed)
+    reach: str = ""  # the variants by axis: "24 of 88 variants — mode = plan (...)"
+    section: str = ""  # how the section reads (its start marker)
 
     @property
     def delta_range(self) -> tuple[int, int]:
@@ -104,6 +107,8 @@ class Group:
     @property
     def title(self) -> str:
         what = "base instructions" if self.fragment == INSTRUCTIONS else f"fragment {self.fragment}"
+        if self.section and self.fragment != INSTRUCTIONS and not self.fragment.startswith(("tool:", "(")) and self.section != f"({self.fragment})":
+            what = f"section {self.fragment} {self.section}"
         return f"{what} {self.kind}"
 
 
@@ -195,8 +200,9 @@ def from_diff(diff: Any) -> Changes:
                 f"order before ({m.group_before}, e.g. {g.variants[0]}): {', '.join(m.order_before)}",
                 f"order after ({m.group_after}): {', '.join(m.order_after)}",
             )
-        groups.append(Group(g.id, g.fragment, g.kind, tuple(g.sources), tuple(g.variants), tuple(g.tokens),
-                            None if g.kind == "moved" else g.diff, detail))
+        groups.append(Group(g.id, g.fragment, g.kind, tuple(g.changed_sources or g.sources), tuple(g.variants), tuple(g.tokens),
+                            None if g.kind == "moved" else g.diff, detail, tuple(str(r) for r in g.refs), diff.describe(g.variants),
+                            getattr(g, "section", "")))
     tokens_of = {g.id: {v: (b, a) for v, b, a in g.tokens} for g in diff.groups if g.kind == "moved"}
     changed = []
     for c in diff.changed:
@@ -316,6 +322,15 @@ def _tok(n: int | None) -> str:
 def diff_html(diff: str) -> str:
     """A unified diff in a `<pre>`: every character shown exactly (escaped as
     prompt text), added/removed lines marked with a class for colour."""
+    from ..review.worddiff import line_pairs, markup, word_ops
+
+    # Word-level marks for paired removed/added lines: the changed words stand out in long lines.
+    words: dict[tuple[str, str], str] = {}
+    for old, new in line_pairs(diff):
+        ops = word_ops(old, new)
+        if any(op == "=" and text.strip() for op, text in ops):
+            words[("-", old)] = markup([(op, t) for op, t in ops if op != "+"], prompt_html, context=10**9).replace("<del>", '<del class="ps-word">')
+            words[("+", new)] = markup([(op, t) for op, t in ops if op != "-"], prompt_html, context=10**9).replace("<ins>", '<ins class="ps-word">')
     out = []
     for line in diff.splitlines(keepends=True):
         body, nl = (line[:-1], "\n") if line.endswith("\n") else (line, "")
@@ -328,7 +343,8 @@ def diff_html(diff: str) -> str:
             cls = "ps-diff-add"
         elif body.startswith("-"):
             cls = "ps-diff-del"
-        text = prompt_html(body)
+        marked = words.get((body[:1], body[1:])) if cls in ("ps-diff-add", "ps-diff-del") else None
+        text = prompt_html(body[:1]) + marked if marked is not None else prompt_html(body)
         out.append((f'<span class="{cls}">{text}</span>' if cls else text) + nl)
     return f'<pre class="ps-udiff" data-search-exclude><code>{"".join(out)}</code></pre>'
 
@@ -434,14 +450,18 @@ def _groups(idx: SiteIndex, page: str, ch: Changes) -> list[str]:
     out = [f"## Changes ({len(ch.groups)})", ""]
     out += [block(para("Identical changes are one row: the same section going from the same old to the same new content, "
                      "in every variant it reached."), cls="ps-intro"), ""]
-    out += [table(["#", "change", "source", Cell("variants", "ps-r"), Cell("Δ tokens", "ps-r")], rows), ""]
+    out += [table(["#", "change", "what changed", Cell("variants", "ps-r"), Cell("Δ tokens", "ps-r")], rows), ""]
     for g in ch.groups:
         out += [f"### {md_inline(g.id)} · {md_inline(g.title)}", ""]
         lo, hi = g.delta_range
         facts = (f"In {len(g.variants)} variant{'s' if len(g.variants) != 1 else ''}; tokens "
                  f"{_spread([b for _, b, _ in g.tokens])} → {_spread([a for _, _, a in g.tokens])} (Δ {_range(lo, hi)}).")
+        if g.reach:
+            facts += f" Variants: {h(g.reach)}."
         if g.sources:
-            facts += " Sources: " + ", ".join(f"<code>{h(s)}</code>" for s in g.sources) + "."
+            facts += " Changed: " + ", ".join(f"<code>{h(s)}</code>" for s in g.sources) + "."
+        if g.built_from:
+            facts += " Built from: " + ", ".join(f"<code>{h(s)}</code>" for s in g.built_from) + "."
         listed = g.variants if len(g.variants) <= idx.list_limit else g.variants[: idx.list_limit]
         variants = " ".join(_vlink(idx, page, vid) for vid in listed)
         if len(listed) < len(g.variants):
