@@ -419,7 +419,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         spec_dir = _review_spec_dir(args)
         sys.stdout.write(check_output(fmt, diff, breaches, _repo_relative(path), result, prefix=_repo_relative(spec_dir), version=__version__))
     else:
-        sys.stdout.write(lockfile.format_check(diff, str(path)))
+        sys.stdout.write(lockfile.format_check(diff, str(path), axes=result.spec.axes))
         sys.stdout.write(format_breaches(breaches))
     return 0 if diff.matches and not breaches else 1
 

@@ -9,6 +9,7 @@ spec.yaml.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from ..util.annotations import Annotation, RuleDoc, github, join_path, sarif
@@ -20,10 +21,15 @@ RULES = (
 
 
 def annotations_for(diff: Any, breaches: Sequence[Any], lock_path: str, result: Any, *, prefix: str = "") -> list[Annotation]:
+    from .lockfile import _file_of, part_refs
+
     refs: dict[str, Any] = {}
     for req in result.requests:
         for obj in (req.base, *(s for _, _, s in req.sections)):
             for r in getattr(obj, "sources", ()):
+                refs.setdefault(str(r.key), r)
+        for extra in part_refs(req).values():
+            for r in extra:
                 refs.setdefault(str(r.key), r)
     by_source: dict[tuple[str, int], dict[str, set[str]]] = {}
     unattributed: list[str] = []
@@ -32,8 +38,8 @@ def annotations_for(diff: Any, breaches: Sequence[Any], lock_path: str, result: 
             if not s.changed_sources:
                 unattributed.append(f"{c.id} {s.fragment} ({s.kind})")
             for key in s.changed_sources:
-                ref = refs.get(key.rsplit(":", 1)[0] if "#" not in key else key)
-                path = ref.path if ref is not None else key.split("#", 1)[0]
+                ref = refs.get(re.sub(r":\d+(-\d+)?$", "", key))
+                path = ref.path if ref is not None else _file_of(key)
                 line = ref.first_line if ref is not None else 0
                 entry = by_source.setdefault((path, line), {"variants": set(), "sections": set()})
                 entry["variants"].add(c.id)

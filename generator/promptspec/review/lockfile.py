@@ -14,6 +14,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -424,19 +425,42 @@ def _signed(n: int) -> str:
     return f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))
 
 
-def format_check(diff: LockDiff, lock_path: str, *, limit: int = 40) -> str:
-    """The short report `promptspec check` prints."""
+def _file_of(source: str) -> str:
+    return source.split("#", 1)[0] if "#" in source else source.rsplit(":", 1)[0] if re.search(r":\d+(-\d+)?$", source) else source
+
+
+def changed_files(diff: LockDiff) -> dict[str, tuple[str, ...]]:
+    """Changed source file -> the changed variants it reaches (from the lock's digests)."""
+    out: dict[str, set[str]] = {}
+    for c in diff.changed:
+        for s in c.sections:
+            for src in s.changed_sources:
+                out.setdefault(_file_of(src), set()).add(c.id)
+    return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
+
+
+def format_check(diff: LockDiff, lock_path: str, *, limit: int = 40, axes=None) -> str:
+    """The short report `promptspec check` prints (`axes`: the spec's, to describe variant sets by axis)."""
     if diff.matches:
         return f"{lock_path} matches the spec ({len(diff.unchanged)} variants)\n"
     lines = [
         f"{lock_path} is out of date: {len(diff.changed)} changed, {len(diff.added)} added, "
         f"{len(diff.removed)} removed, {len(diff.unchanged)} unchanged"
     ]
+    universe = sorted({c.id for c in diff.changed} | {v.id for v in diff.added} | set(diff.unchanged))
+    for path, ids in changed_files(diff).items():
+        if axes:
+            from .axes import describe
+
+            reach = describe(list(ids), universe, axes)
+        else:
+            reach = f"{len(ids)} of {len(universe)} variants"
+        lines.append(f"  {path} changed: reaches {reach}")
     rows: list[str] = []
     for c in diff.changed:
         parts = []
         for s in c.sections:
-            files = sorted({src.split("#", 1)[0].rsplit(":", 1)[0] if "#" not in src else src.split("#", 1)[0] for src in s.changed_sources})
+            files = sorted({_file_of(src) for src in s.changed_sources})
             where = f" [{', '.join(files)}]" if files else ""
             if s.kind in ("changed", "retokenized"):
                 parts.append(f"{s.fragment} {_signed(s.delta)}" + (" (tokens only)" if s.kind == "retokenized" else "") + where)
