@@ -164,7 +164,7 @@ def to_annotations(findings: Sequence[Finding], *, prefix: str = "", strict: boo
     for f in findings:
         level = "error" if f.severity == ERROR or strict else "warning"
         where = f" ({f.fragment})" if f.fragment else ""
-        out.append(Annotation(join_path(prefix, f.path), f.line, level, f"{f.rule} {RULES[f.rule].name}{where}",
+        out.append(Annotation(join_path(prefix, f.path), f.line, level, f.rule, f"{f.rule} {RULES[f.rule].name}{where}",
                               f"{f.message} (see {f.doc})"))
     return out
 
