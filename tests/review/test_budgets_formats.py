@@ -215,3 +215,15 @@ def test_word_diff_marks_only_changed_words() -> None:
     assert worddiff.long_line_changes(diff, str, min_len=200) == []
     escaped = worddiff.markup(worddiff.word_ops("a <b> c", "a <i> c"), lambda t: t.replace("<", "&lt;"))
     assert "<b>" not in escaped and "&lt;" in escaped
+
+
+def test_huge_changes_stay_fast() -> None:
+    """Word and line diffs have budgets: a hostile one-line or many-line edit cannot stall a report."""
+    from promptspec.review.diff import _unified
+
+    old, new = " ".join(f"w{i}" for i in range(60_000)), " ".join(f"v{i}" for i in range(60_000))
+    assert worddiff.word_ops(old, new) == [("-", old), ("+", new)]
+    before = "\n".join(f"line {i}" for i in range(20_000))
+    after = "\n".join(f"other {i}" for i in range(20_000))
+    out = _unified(before, after, "base: section x", "head: section x")
+    assert "too many changed lines" in out and out.startswith("--- base: section x\n+++ head: section x\n")

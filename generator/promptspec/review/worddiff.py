@@ -18,10 +18,15 @@ LONG_LINE = 80
 
 _TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
 
+MAX_WORD_CELLS = 250_000
+"""SequenceMatcher is quadratic: past this product of word counts, a pair is shown as a whole-line change."""
+
 
 def word_ops(old: str, new: str) -> list[tuple[str, str]]:
     """[(op, text)] with op in "=", "-", "+": `old` is the "=" and "-" runs, `new` the "=" and "+" runs."""
     a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    if len(a) * len(b) > MAX_WORD_CELLS:
+        return [("-", old), ("+", new)]
     out: list[tuple[str, str]] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -32,6 +37,10 @@ def word_ops(old: str, new: str) -> list[tuple[str, str]]:
         if j2 > j1:
             out.append(("+", "".join(b[j1:j2])))
     return out
+
+
+MAX_PAIRS = 200
+"""Most line pairs marked per diff (the rest are shown as plain lines)."""
 
 
 def line_pairs(diff: str) -> Iterator[tuple[str, str]]:

@@ -322,11 +322,13 @@ def _tok(n: int | None) -> str:
 def diff_html(diff: str) -> str:
     """A unified diff in a `<pre>`: every character shown exactly (escaped as
     prompt text), added/removed lines marked with a class for colour."""
-    from ..review.worddiff import line_pairs, markup, word_ops
+    import itertools
+
+    from ..review.worddiff import MAX_PAIRS, line_pairs, markup, word_ops
 
     # Word-level marks for paired removed/added lines: the changed words stand out in long lines.
     words: dict[tuple[str, str], str] = {}
-    for old, new in line_pairs(diff):
+    for old, new in itertools.islice(line_pairs(diff), MAX_PAIRS):
         ops = word_ops(old, new)
         if any(op == "=" and text.strip() for op, text in ops):
             words[("-", old)] = markup([(op, t) for op, t in ops if op != "+"], prompt_html, context=10**9).replace("<del>", '<del class="ps-word">')
