@@ -150,6 +150,9 @@ def test_an_edit_is_attributed_to_exactly_its_file(kind, base, counter, tmp_path
     git_page = site_changes.from_diff(diff)
     assert {g.sources for g in git_page.groups} == {(key,)}
     assert dict((p, n) for p, _, n in git_page.files) == {edited: len(want)}
+    # ... and each changed variant's page ("Changes since base") names it for every changed part.
+    assert sorted(c.id for c in git_page.changed) == want
+    assert all(p.sources == (key,) for c in git_page.changed for p in c.parts)
     lock_page = site_changes.from_lock("prompts.lock.json", lock, ldiff, lockfile.build(head_result),
                                        {m.request.variant.id: m for m in head_result.measures})
     assert lock_page.groups and all({_key(s) for s in g.sources} == {key} for g in lock_page.groups)

@@ -53,6 +53,7 @@ class Part:
     before: int | None  # tokens
     after: int | None
     group: str  # id of the Group holding it ("c1"...)
+    sources: tuple[str, ...] = ()  # the sources whose content changed behind it
 
     @property
     def delta(self) -> int:
@@ -206,10 +207,11 @@ def from_diff(diff: Any) -> Changes:
     tokens_of = {g.id: {v: (b, a) for v, b, a in g.tokens} for g in diff.groups if g.kind == "moved"}
     changed = []
     for c in diff.changed:
-        parts = [Part(s.fragment, s.kind, s.tokens_before if s.before else None, s.tokens_after if s.after else None, s.group_id) for s in c.all_changes]
+        parts = [Part(s.fragment, s.kind, s.tokens_before if s.before else None, s.tokens_after if s.after else None, s.group_id,
+                      s.changed_sources) for s in c.all_changes]
         for m in c.moves:
             tokens = tokens_of.get(m.group_id, {}).get(c.id, (None, None))
-            parts.append(Part(m.fragment, "moved", tokens[0], tokens[1], m.group_id))
+            parts.append(Part(m.fragment, "moved", tokens[0], tokens[1], m.group_id, m.changed_sources))
         changed.append(VariantDelta(c.id, c.total_before, c.total_after, tuple(parts), c.headroom_before, c.headroom_after,
                                     c.encoding_before, c.encoding_after))
     f2v = diff.files_to_variants()
@@ -258,7 +260,7 @@ def from_lock(label: str, lock_data: Mapping[str, Any], lock_diff: Any, head: Ma
 
     changed = tuple(
         VariantDelta(c.id, c.total_before, c.total_after,
-                     tuple(Part(s.fragment, s.kind, s.tokens_before, s.tokens_after, ids[k]) for s, k in parts),
+                     tuple(Part(s.fragment, s.kind, s.tokens_before, s.tokens_after, ids[k], tuple(getattr(s, "changed_sources", ()))) for s, k in parts),
                      headroom(c.id, c.total_before, "base"), headroom(c.id, c.total_after), c.encoding_before, c.encoding_after)
         for c, parts in raw
     )
@@ -521,12 +523,12 @@ def variant_section(idx: SiteIndex, v: Any, page: str) -> list[str]:
     here = idx.href(page, idx.changes_page)
     rows = [[
         _part_name(idx, page, p.fragment), h(p.kind), Cell(_tok(p.before), "ps-r"), Cell(_tok(p.after), "ps-r"),
-        Cell(signed(p.delta), "ps-r"), link(f"{here}#change-{p.group}", h(p.group)),
+        Cell(signed(p.delta), "ps-r"), ", ".join(f"<code>{h(x)}</code>" for x in p.sources) or "–", link(f"{here}#change-{p.group}", h(p.group)),
     ] for p in c.parts]
     if c.encoding_before and c.encoding_after and c.encoding_before != c.encoding_after:
-        rows.append(["encoding", f"<code>{h(c.encoding_before)}</code> → <code>{h(c.encoding_after)}</code>", "", "", "", ""])
+        rows.append(["encoding", f"<code>{h(c.encoding_before)}</code> → <code>{h(c.encoding_after)}</code>", "", "", "", "", ""])
     if rows:
-        out += [table(["part", "change", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "#"], rows, cls="ps-nowrap"), ""]
+        out += [table(["part", "change", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "what changed", "#"], rows, cls="ps-nowrap"), ""]
     for p in c.parts:
         g = ch.group(p.group)
         if g is None or not (g.diff or g.detail):
