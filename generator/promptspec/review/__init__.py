@@ -19,12 +19,11 @@ from .diff import (
     compare_to_lock,
     crosses_headroom,
     file_changes,
-    increases_over,
     largest_increases,
-    parse_increase,
     percent_change,
     to_json,
 )
+from .budgets import increases_over, parse_increase
 from .lockfile import INSTRUCTIONS, LockDiff
 from .report import (
     MARKDOWN_ROWS,

@@ -94,3 +94,33 @@ def format_breaches(breaches: list[Breach], limit: int = 20) -> str:
     if len(breaches) > limit:
         lines.append(f"  ... and {len(breaches) - limit} more")
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# CI gate
+
+
+def parse_increase(value: str) -> tuple[float, bool]:
+    """`--fail-on-increase` value: "200" -> (200, False); "5%" -> (5.0, True)."""
+    text = value.strip()
+    percent = text.endswith("%")
+    number = text[:-1].strip() if percent else text
+    try:
+        amount = float(number) if percent else int(number)
+    except ValueError:
+        raise ValueError(f"--fail-on-increase expects a number of tokens or a percentage such as 5%, got {value!r}") from None
+    if amount < 0:
+        raise ValueError(f"--fail-on-increase must not be negative, got {value!r}")
+    return amount, percent
+
+
+def increases_over(diff: Any, amount: float, percent: bool) -> list[Any]:
+    """Changed variants whose total grew by more than the threshold (added variants have no base and are not counted)."""
+    out = []
+    for c in diff.changed:
+        if percent:
+            if c.delta > 0 and (c.total_before == 0 or 100.0 * c.delta / c.total_before > amount):
+                out.append(c)
+        elif c.delta > amount:
+            out.append(c)
+    return sorted(out, key=lambda c: (-c.delta, c.id))

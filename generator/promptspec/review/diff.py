@@ -577,35 +577,5 @@ def compare_to_lock(lock_data: Mapping[str, Any], head_result) -> LockDiff:
     return lockfile.compare(lock_data, head_result)
 
 
-# ---------------------------------------------------------------------------
-# CI gate
-
-
-def parse_increase(value: str) -> tuple[float, bool]:
-    """`--fail-on-increase` value: "200" -> (200, False); "5%" -> (5.0, True)."""
-    text = value.strip()
-    percent = text.endswith("%")
-    number = text[:-1].strip() if percent else text
-    try:
-        amount = float(number) if percent else int(number)
-    except ValueError:
-        raise ValueError(f"--fail-on-increase expects a number of tokens or a percentage such as 5%, got {value!r}") from None
-    if amount < 0:
-        raise ValueError(f"--fail-on-increase must not be negative, got {value!r}")
-    return amount, percent
-
-
-def increases_over(diff: Diff, amount: float, percent: bool) -> list[VariantChange]:
-    """Changed variants whose total grew by more than the threshold (added variants have no base and are not counted)."""
-    out = []
-    for c in diff.changed:
-        if percent:
-            if c.delta > 0 and (c.total_before == 0 or 100.0 * c.delta / c.total_before > amount):
-                out.append(c)
-        elif c.delta > amount:
-            out.append(c)
-    return sorted(out, key=lambda c: (-c.delta, c.id))
-
-
 def to_json(diff: Diff) -> str:
     return json.dumps(diff.to_data(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
