@@ -21,6 +21,7 @@ RANK = {
     "assemble": 3,
     "measure": 4,
     "pipeline": 5,
+    "oracle": 5,
     "importers": 6,
     "review": 6,
     "authoring": 6,

@@ -115,8 +115,10 @@ def test_render_json_is_the_responses_payload(embedded, capsys):
     assert [m["role"] for m in payload["input"]] == [m.role for m in request.messages]
     assert [[c["text"] for c in m["content"]] for m in payload["input"]] == [[s.text for s in m.sections] for m in request.messages]
     assert all(c["type"] == "input_text" for m in payload["input"] for c in m["content"])
+    assert payload["tools"] == [t.definition for t in request.tools] and payload["tools"]
     tokens = data["tokens"]
     assert tokens["total"] == tokens["instructions"]["tokens"] + sum(m["tokens"] for m in tokens["messages"]) + tokens["tools"]["tokens"]
+    assert [t["tool"] for t in tokens["tools"]["tools"]] == [t.name for t in request.tools]
     assert [[s["fragment"] for s in m["sections"]] for m in tokens["messages"]] == [[s.fragment for s in m.sections] for m in request.messages]
 
 

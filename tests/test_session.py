@@ -167,3 +167,19 @@ def test_timings_name_every_stage(spec_dir, counter):
     assert set(session.run().timings) == {"check", "load", "assemble", "count"}
     line = pipeline.format_timings({"load": 0.01, "assemble": 0.5})
     assert line == "load 0.010 s · assemble 0.500 s · total 0.510 s"
+
+
+def test_a_tool_edit_rebuilds_every_variant(tmp_path):
+    """Tool files are not read by any render, so the session must treat them
+    as global: a new description reaches every variant's tools and totals."""
+    dest = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, dest)
+    session = pipeline.Session(dest, counter=TokenCounter(tmp_path / "cache"))
+    first = session.run()
+    shell = dest / "tools" / "shell.yaml"
+    shell.write_text(shell.read_text(encoding="utf-8").replace("Prefer one focused command per call;", "Prefer one focused, quick command per call;"), encoding="utf-8")
+    second = session.run()
+    assert session.changes.full and "tools/shell.yaml" in session.changes.reason
+    fresh = pipeline.run(dest, counter=TokenCounter(tmp_path / "cache"))
+    assert [export.responses_payload(r) for r in second.requests] == [export.responses_payload(r) for r in fresh.requests]
+    assert [m.total for m in second.measures] == [m.total for m in fresh.measures] != [m.total for m in first.measures]

@@ -28,6 +28,11 @@ def _spec_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help="spec folder (default: the embedded templates/)")
 
 
+def _codex_run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=float, default=DEFAULT_CODEX_TIMEOUT, metavar="SECONDS", help="the longest one Codex step may take (default 60)")
+    p.add_argument("--port", type=int, default=0, metavar="N", help="the loopback recorder's port (default: any free one)")
+
+
 def _spec_dir(args: argparse.Namespace) -> Path:
     return args.spec if args.spec is not None else default_spec()
 
@@ -86,7 +91,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
     for row in table:
         out.append("  ".join(c.rjust(w) if i >= len(axes) else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-    out.append(f"{len(rows)} variants; % usable = tokens / (context_window x effective_context_window_percent / 100)")
+    out.append(f"{len(rows)} variants; tokens = instructions + messages + tools (tools: offline count of their serialised JSON); "
+               "% usable = tokens / (context_window x effective_context_window_percent / 100)")
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
@@ -195,12 +201,49 @@ def cmd_explore(args: argparse.Namespace) -> int:
 # import-codex
 
 
-def cmd_import_codex(args: argparse.Namespace) -> int:
-    from .importers.codex_source import import_codex
+DEFAULT_CODEX_TIMEOUT = 60.0
 
-    written = import_codex(args.codex_dir, args.out, force=args.force)
-    print(f"wrote a spec to {written}")
+
+def cmd_import_codex(args: argparse.Namespace) -> int:
+    from .errors import UsageError
+
+    if (args.codex_dir is None) == (args.cli is None):
+        raise UsageError("give a Codex checkout folder or --cli PATH (a released Codex CLI), not both")
+    if args.cli is None:
+        if args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT:
+            raise UsageError("--model, --port and --timeout go with --cli")
+        from .importers.codex_source import import_codex
+
+        from .importers.codex_source import CANNOT_KNOW
+
+        written = import_codex(args.codex_dir, args.out, force=args.force)
+        print(f"wrote a spec to {written}")
+        print(f"note: {CANNOT_KNOW}")
+        return 0
+    from .importers.codex_cli import import_cli
+
+    written, stats = import_cli(args.cli, args.out, force=args.force, models=tuple(args.model or ()),
+                                timeout=args.timeout, port=args.port)
+    print(f"wrote a spec of Codex {stats['release']} to {written}: {stats['reproduced']} of {stats['compared']}"
+          f" captured first requests reproduced ({stats['seconds']:.1f} s)")
+    for part in stats["not_modelled"]:
+        print(f"not modelled: {part}")
     return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .errors import UsageError
+    from .util.atomic import write_text
+    from .verify import verify
+    from .verify.report import as_json, render
+
+    if args.sample is not None and args.sample < 1:
+        raise UsageError("--sample must be at least 1")
+    report = verify(args.cli, _spec_dir(args), sample=args.sample, timeout=args.timeout, port=args.port)
+    if args.out is not None:
+        write_text(args.out, as_json(report))
+    sys.stdout.write(render(report, args.format))
+    return 0 if report.ok else 1
 
 
 # ---------------------------------------------------------------------------
@@ -435,10 +478,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"promptspec: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
 
 
+TOKENS_EPILOG = (
+    "Token counts: base instructions and sections are exact counts with the model's encoding. "
+    "Tools are an offline count, with the same encoding, of the tool list's JSON exactly as serialised "
+    "in the request (the API's own accounting of tool definitions is not public). Totals, % of the "
+    "usable window, headroom before auto-compaction and the lock file include the tools; Codex's "
+    "ceil(bytes/4) estimate is shown beside every count."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="promptspec",
         description="Assemble every variant of an agent prompt spec, count its tokens, publish it.",
+        epilog=TOKENS_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"promptspec {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
@@ -451,12 +504,16 @@ def build_parser() -> argparse.ArgumentParser:
     verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub.required = True
 
-    p = sub.add_parser("list", help="list every variant of the matrix with its tokens", parents=[verbose])
+    p = sub.add_parser("list", help="list every variant of the matrix with its tokens (tools included)", parents=[verbose], epilog=TOKENS_EPILOG)
     _spec_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("render", help="assemble one variant")
+    p = sub.add_parser(
+        "render", help="assemble one variant",
+        epilog="--format json writes the whole Responses API body (model, instructions, input, tools and the request "
+        "parameters, in the order Codex sends them) plus a 'tokens' key. " + TOKENS_EPILOG,
+    )
     _spec_arg(p)
     p.add_argument("--model", help="model slug (default: the first model)")
     p.add_argument("--personality", help="personality (default: default)")
@@ -489,11 +546,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
     p.set_defaults(func=cmd_explore)
 
-    p = sub.add_parser("import-codex", help="turn a Codex checkout into a spec folder")
-    p.add_argument("codex_dir", type=Path, metavar="CODEX_DIR")
+    p = sub.add_parser("import-codex", help="turn a Codex checkout, or a released Codex CLI (--cli), into a spec folder")
+    p.add_argument("codex_dir", type=Path, metavar="CODEX_DIR", nargs="?", default=None)
+    p.add_argument("--cli", metavar="PATH", help="a released Codex CLI: its `npm install --prefix` folder or the binary (run offline in a scratch HOME)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
+    p.add_argument("--model", action="append", metavar="SLUG", help="with --cli: import only this model (repeatable; default: all)")
+    _codex_run_args(p)
     p.set_defaults(func=cmd_import_codex)
+
+    p = sub.add_parser("verify", help="drive a released Codex CLI and compare its first requests with the spec's, byte for byte")
+    p.add_argument("--cli", metavar="PATH", required=True, help="the Codex CLI: its `npm install --prefix` folder or the binary")
+    _spec_arg(p)
+    p.add_argument("--sample", type=int, default=None, metavar="N", help="compare N variants spread over the matrix (default: all)")
+    p.add_argument("--out", type=Path, default=None, metavar="FILE", help="store the report as JSON (for the site's Conformance page)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    _codex_run_args(p)
+    p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
     _spec_arg(p)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import pytest
 
 from promptspec import pipeline
+from promptspec.assemble import export
 from promptspec.measure.counter import TokenCounter
 from promptspec.measure.encodings import codex_estimate, get_encoding
 
@@ -27,15 +29,19 @@ def _check_result(result: pipeline.Result) -> None:
             assert len(counts) == len(msg.sections)
             for section, n in zip(msg.sections, counts):
                 assert n == len(enc.encode_ordinary(section.text)), section.fragment
-        # The total is exactly the parts: instructions plus every section, plus the tool list.
+        # Tools: the list's JSON exactly as the body carries it, counted again here.
+        tools_text = json.dumps(export.tool_list(req), ensure_ascii=False, separators=(",", ":")) if req.tools else ""
+        assert m.tools == len(enc.encode_ordinary(tools_text))
+        assert m.tool_counts == tuple(len(enc.encode_ordinary(json.dumps(t.definition, ensure_ascii=False, separators=(",", ":")))) for t in req.tools)
+        # The total is exactly the parts: instructions, every section, the tool list.
         assert m.total == m.base + sum(sum(c) for c in m.sections) + m.tools
         assert m.estimate == codex_estimate(req.base.text) + sum(
             codex_estimate(s.text) for _, _, s in req.sections
-        ) + m.tools_estimate
+        ) + (codex_estimate(tools_text) if req.tools else 0)
         summary = m.summary()
         assert summary["total"] == summary["instructions"]["tokens"] + sum(
             x["tokens"] for x in summary["messages"]
-        ) + (summary["tools"]["tokens"] if summary.get("tools") else 0)
+        ) + summary["tools"]["tokens"]
 
 
 def test_embedded_spec_counts_are_exact(tmp_path: Path) -> None:

@@ -111,9 +111,25 @@ def _hostile_spec(root: Path) -> Path:
     return spec
 
 
-def _build(root: Path, name: str, spec: Path, mermaid_js: Path) -> None:
+def _build(root: Path, name: str, spec: Path, mermaid_js: Path, **options) -> None:
     """Build `spec` strict into root/www/name, the folder the test server serves."""
-    build_ok(mkdocs_config(root / f"{name}-work", spec, mermaid_js=str(mermaid_js), site_dir=root / "www" / name))
+    build_ok(mkdocs_config(root / f"{name}-work", spec, mermaid_js=str(mermaid_js), site_dir=root / "www" / name, **options))
+
+
+CONFORMANCE_DIFF = "-codex <b>one</b>\n+promptspec <script>alert(4)</script>"
+
+
+def _conformance_report(root: Path) -> Path:
+    """A stored verify report for the embedded spec's first two variants (our data, verify's shape)."""
+    vs = pipeline.run(TEMPLATES, counter=TokenCounter(root / "report-cache")).variants[:2]
+    rows = [{"id": vs[0].id, "config": {}, "identical": False, "refused": None,
+             "part": "input[0] developer part 1 (permissions)", "diff": CONFORMANCE_DIFF},
+            {"id": vs[1].id, "config": {}, "identical": True, "refused": None, "part": None, "diff": None}]
+    path = root / "conformance.json"
+    path.write_text(json.dumps({"kind": "promptspec-verify-report", "version": 1, "codex_release": "0.125.0",
+                                "spec": "templates", "date": "2026-12-01", "matrix_size": 2, "compared": 2,
+                                "identical": 1, "not_modelled": ["tools"], "variants": rows}), encoding="utf-8")
+    return path
 
 
 @pytest.fixture(scope="session")
@@ -121,7 +137,7 @@ def sites(mermaid_js, tmp_path_factory):
     """Both sites built, their pipeline results, and a server for them."""
     root = tmp_path_factory.mktemp("browser-sites")
     hostile = _hostile_spec(root)
-    _build(root, "embedded", TEMPLATES, mermaid_js)
+    _build(root, "embedded", TEMPLATES, mermaid_js, conformance=str(_conformance_report(root)))
     _build(root, "hostile", hostile, mermaid_js)
     counter = TokenCounter(root / "cache")
     results = {"embedded": pipeline.run(TEMPLATES, counter=counter), "hostile": pipeline.run(hostile, counter=counter)}
@@ -325,3 +341,21 @@ def test_explorer_page_shows_a_picked_variant(driver, sites):
         "const r = document.querySelector('.promptspec-explorer'); return r && r.getAttribute('data-variant')") == other)
     assert driver.current_url.startswith(f"{base}/embedded/prompts/explorer/")
     assert _errors(driver) == []
+
+
+def test_conformance_page_and_badges_render(driver, sites):
+    base, results = sites
+    result = results["embedded"]
+    url, v = _variant_url(base, "embedded", result, result.variants[0].id)
+    _open(driver, url)
+    badge = driver.find_element(By.CSS_SELECTOR, ".ps-badge-differs")
+    assert badge.is_displayed() and badge.text == "differs from Codex 0.125.0"
+    badge.click()
+    WebDriverWait(driver, 30).until(lambda d: "/prompts/conformance/" in d.current_url)
+    body = driver.find_element(By.TAG_NAME, "body").text
+    assert "1 of 2 compared variants are byte-identical" in body
+    assert "+promptspec <script>alert(4)</script>" in body  # the diff is shown as text, never run
+    assert not driver.find_elements(By.CSS_SELECTOR, "article script")
+    assert _errors(driver) == []
+    _open(driver, _variant_url(base, "embedded", result, result.variants[1].id)[0])
+    assert driver.find_element(By.CSS_SELECTOR, ".ps-badge-identical").text == "identical to Codex 0.125.0"

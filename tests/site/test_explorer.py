@@ -441,8 +441,9 @@ def test_browser_shows_the_picked_variant_exactly(served):
             "return Array.from(document.querySelectorAll('details[data-fragment]')).map(d => d.dataset.fragment)"
         )
         assert shown_fragments == [s.fragment for _, _, s in request.sections]
-        assert len(driver.find_elements(By.CSS_SELECTOR, ".pse-bar .pse-seg")) == len(shown_fragments) + 1 + (1 if request.tools else 0)
-        assert len(driver.find_elements(By.CSS_SELECTOR, ".pse-order > li")) == len(request.messages) + 1 + (1 if request.tools else 0)
+        tool_part = 1 if request.tools else 0  # the tool list: one more segment and one more order entry
+        assert len(driver.find_elements(By.CSS_SELECTOR, ".pse-bar .pse-seg")) == len(shown_fragments) + 1 + tool_part
+        assert len(driver.find_elements(By.CSS_SELECTOR, ".pse-order > li")) == len(request.messages) + 1 + tool_part
         summary = driver.find_element(By.CSS_SELECTOR, ".pse-summary").text
         assert f"{measure.total:,} tokens" in summary
         assert driver.current_url.endswith("#variant=" + wanted)

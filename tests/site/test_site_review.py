@@ -300,7 +300,7 @@ def test_moved_sections_show_positions_and_orders(tmp_path):
     layout = ["developer_extensions", "model_switch", "permissions", "developer_instructions", "collaboration_mode",
               "realtime", "personality", "apps", "skills", "plugins", "token_budget"]
     text = (spec / "spec.yaml").read_text(encoding="utf-8")
-    assert "\nlayout:\n" in text  # the spec already has a layout (for tools): add the developer slots to it
+    assert "\nlayout:\n" in text  # the embedded spec has a layout (for its tools): add the slots to it
     (spec / "spec.yaml").write_text(text.replace("\nlayout:\n", "\nlayout:\n  developer: [" + ", ".join(layout) + "]\n", 1), encoding="utf-8")
     counter = TokenCounter(tmp_path / "cache")
     base, head = pipeline.run(TEMPLATES, counter=counter), pipeline.run(spec, counter=counter)

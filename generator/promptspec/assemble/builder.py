@@ -18,52 +18,13 @@ from jinja2 import meta, nodes
 from ..errors import SpecError
 from ..render.renderer import renderer_for
 from ..spec.model import SLOT_ROLE, Choice, Fragment, Model, Spec
-from ..spec.provenance import SourceRef, field_ref, ordered
+from ..spec.provenance import SourceRef, digest, field_ref, ordered
 from . import agents_md
 from .body import body_params, placement, select_tools
 from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
+from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
+from .layouts import choose_layout
 from .request import BaseInstructions, Message, Request, Section, Variant
-
-PERSONALITY_PLACEHOLDER = "{{ personality }}"
-
-
-def base_instructions(spec: Spec, model: Model, personality: str) -> BaseInstructions:
-    """Codex's rule: an override wins; else the model's template with the
-    personality filled in by plain replacement; else `base_instructions`."""
-    if spec.instructions_override:
-        text, path = spec.fs.read_text(spec.instructions_override)
-        shown = spec.fs.display(path)
-        return BaseInstructions(text, "override", shown, shown, (spec.fs.source_ref(path, text),))
-    where = spec.models_file
-    template = model.instructions_template
-    if template is not None:
-        if personality == "none":
-            key, value = "none", ""
-        else:
-            key = f"personality_{personality}"
-            value = model.instructions_variables.get(key)
-            if value is None and key not in model.instructions_variables:
-                if personality == "default":
-                    value = ""
-                else:
-                    key += " (not defined: empty)"
-            value = value or ""
-        sources = [field_ref(where, f"{model.slug}.model_messages.instructions_template", template, model.line)]
-        if PERSONALITY_PLACEHOLDER in template and key in model.instructions_variables:
-            sources.append(field_ref(where, f"{model.slug}.model_messages.instructions_variables.{key}", value, model.line))
-        return BaseInstructions(
-            template.replace(PERSONALITY_PLACEHOLDER, value),
-            "template",
-            key,
-            f"{spec.models_file}#{model.slug}.model_messages.instructions_template",
-            ordered(sources),
-        )
-    assert model.base_instructions is not None  # the loader guarantees one of the two
-    return BaseInstructions(
-        model.base_instructions, "base_instructions", "", f"{spec.models_file}#{model.slug}.base_instructions",
-        (field_ref(where, f"{model.slug}.base_instructions", model.base_instructions, model.line),),
-    )
-
 
 # ---------------------------------------------------------------------------
 # Rendering with a cache keyed by what each template reads
@@ -335,8 +296,12 @@ class Assembler:
                 by_slot.setdefault(fragment.slot, []).append(fragment)
         messages: list[Message] = []
         size = len(ctx.base().text)
-        for group, slots in spec.layout.items():
-            role = SLOT_ROLE[group]
+        chosen = choose_layout(spec, variant)
+        if chosen is None:
+            groups = [(group, SLOT_ROLE[group], slots) for group, slots in spec.layout.items()]
+        else:
+            groups = [("message", role, slots) for role, slots in chosen.messages]
+        for group, role, slots in groups:
             collected: list[Section] = []
             for slot in slots:
                 for fragment in sorted(by_slot.get(slot, ()), key=lambda f: (f.order, f.name)):
@@ -367,6 +332,7 @@ class Assembler:
             variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n),
             tools=sent, tool_placement=placement(spec, variant, model), deferred=deferred,
             body_order=order, params=params,
+            instructions_field=chosen is None or chosen.instructions == "field",
         )
 
 
@@ -394,8 +360,10 @@ class _Context:
         self.scalars: dict[str, Any] = dict(spec.scenario)
         self.tokens: dict[str, Any] = {}
         for axis, value in variant.extra:
-            self.scalars[axis] = value
-        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base", "tools"}
+            self.scalars[axis] = spec.aliases.get(axis, {}).get(value, value)
+        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base", "tools", *spec.derived}
+        self._deriving: set[str] = set()
+        self._derived_sources: dict[str, tuple[SourceRef, ...]] = {}
         self._values: dict[str, Any] = {}
         self._docs: agents_md.ProjectDocs | None = None
         self._docs_done = False
@@ -447,6 +415,7 @@ class _Context:
                 "auto_compact_token_limit": m.auto_compact_token_limit,
                 "has_instructions_template": m.instructions_template is not None,
                 "instructions_variables": dict(m.instructions_variables),
+                "messages": m.messages,
                 "bakes_personality": m.instructions_template is not None
                 and PERSONALITY_PLACEHOLDER in m.instructions_template,
             }
@@ -478,11 +447,26 @@ class _Context:
                 "sent": [t.tool_name for t in sent],
                 "deferred": [{"name": t.tool_name, "description": t.sent_description} for t in deferred],
             }
-            return _Obj(("tools", tuple(t.name for t in sent), tuple(t.name for t in deferred)), data)
+            refs = tuple(SourceRef(t.source, "", t.line or 0, t.line or 0, digest(t.serialized)) for t in (*sent, *deferred))
+            return _Obj(("tools", tuple(t.name for t in sent), tuple(t.name for t in deferred)), data, {k: refs for k in data}, log)
         if name == "base":
             b = self.base()
             data = {"text": b.text, "rule": b.rule, "detail": b.detail}
             return _Obj(("base", b), data, {k: b.sources for k in data}, log)
+        if name in spec.derived:
+            if name in self._deriving:
+                raise SpecError(f"derived value {name!r} depends on itself", "spec.yaml", hint="break the cycle in 'derived'")
+            self._deriving.add(name)
+            try:
+                # Computed once per variant: its reads are kept apart and credited
+                # to the templates that use the value (dep_sources).
+                with log.frame(isolated=True) as reads:
+                    value = self.asm._render("jinja", spec.derived[name], None, f"spec.yaml (derived {name})", self)
+                self._derived_sources[name] = (field_ref("spec.yaml", f"derived.{name}", spec.derived[name], _line_in(spec.raw, "derived", name)),
+                                               *ordered(reads))
+                return value
+            finally:
+                self._deriving.discard(name)
         raise KeyError(name)
 
     def dep_sources(self, deps: frozenset[str]) -> tuple[SourceRef, ...]:
@@ -512,6 +496,8 @@ class _Context:
                 docs = self.docs()
                 if docs is not None:
                     out.extend(docs.refs)
+            elif name in spec.derived:
+                out.extend(self._root._derived_sources.get(name, ()))
         return tuple(out)
 
     def docs(self) -> agents_md.ProjectDocs | None:

@@ -54,7 +54,8 @@ def responses_payload(request: Request) -> dict[str, Any]:
         if key == "model":
             body[key] = request.model
         elif key == "instructions":
-            body[key] = request.base.text
+            if request.instructions_field:
+                body[key] = request.base.text
         elif key == "input":
             body[key] = ([tools_item(request)] if in_input and request.tools else []) + messages
         elif key == "tools":

@@ -81,6 +81,8 @@ def find_variant(spec: Spec, model: str | None, personality: str | None, mode: s
         given = {"model": model, "personality": personality, "mode": mode}.get(axis, extra.pop(axis, None))
         if given is None:
             given = values[0] if axis != "personality" or "default" not in values else "default"
+        if given not in values and given in spec.refuse.get(axis, {}):
+            raise UsageError(f"{axis} {given!r}: {spec.refuse[axis][given]}")
         if given not in values:
             raise UsageError(f"unknown {axis} {given!r}; known: {', '.join(values)}")
         chosen[axis] = given

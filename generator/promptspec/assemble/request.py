@@ -99,6 +99,8 @@ class Request:
     base: BaseInstructions
     messages: tuple[Message, ...]
     notes: tuple[str, ...] = ()
+    instructions_field: bool = True
+    """False when the variant's layout sends the base instructions as a section instead."""
     tools: tuple[Tool, ...] = ()
     """The tools sent, in send order (deferred ones are only listed, see `deferred`)."""
     tool_placement: str = "field"  # "field": the body's `tools`; "input": an additional_tools input item

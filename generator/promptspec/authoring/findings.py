@@ -15,8 +15,9 @@ DOC_PAGE = "docs/guide/lint-rules.md"
 BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "tools")
 """Names every template can read without the scenario defining them (see assemble._Context)."""
 
-IGNORED_FILES = ("prompts.lock.json",)
-"""Files in a spec folder that are not spec input (the lock is our own output)."""
+IGNORED_FILES = ("prompts.lock.json", "provenance.json")
+"""Files in a spec folder that are not spec input (the lock is our own output;
+provenance.json records where an imported spec's texts came from)."""
 
 
 @dataclass(frozen=True)

@@ -225,7 +225,7 @@ def _glue(result: Any) -> Iterator[Finding]:
 
 
 def _context_names(spec: Spec) -> set[str]:
-    return set(spec.scenario) | {name for name, _ in spec.extra_axes} | set(BUILTIN_NAMES)
+    return set(spec.scenario) | {name for name, _ in spec.extra_axes} | set(BUILTIN_NAMES) | set(spec.derived)
 
 
 @dataclass(frozen=True)

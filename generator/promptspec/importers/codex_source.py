@@ -36,11 +36,14 @@ CATALOG_PATHS = (
 
 # Sandbox-mode texts.  The protocol-era files use `{network_access}` with single
 # braces and were filled by plain `str::replace`; the later ones use the
-# `{{ network_access }}` template syntax.
+# `{{ network_access }}` template syntax.  Released CLIs (0.125.0 to 0.171.0,
+# measured with `verify --cli`) send the protocol-era sentence; the
+# core/src/context/ files add a network-proxy sentence no release sends, so they
+# come last.
 SANDBOX_DIRS = (
-    "codex-rs/core/src/context/prompts/permissions/sandbox_mode",
-    "codex-rs/prompts/templates/permissions/sandbox_mode",
     "codex-rs/protocol/src/prompts/permissions/sandbox_mode",
+    "codex-rs/prompts/templates/permissions/sandbox_mode",
+    "codex-rs/core/src/context/prompts/permissions/sandbox_mode",
 )
 SANDBOX_FILES = {
     "read-only": "read_only.md",
@@ -76,13 +79,20 @@ TUI_VISIBLE_MODES = ("Default", "Plan")
 """Codex fills `{{KNOWN_MODE_NAMES}}` from the modes its TUI offers."""
 
 PERSONALITIES = (
-    ("default", "No personality requested: the template gets the model's personality_default."),
+    ("unset", "No personality configured: Codex fills the template with its configured default, pragmatic."),
     ("none", "Personality explicitly off: the template's personality slot is left empty."),
     ("friendly", "The model's personality_friendly text fills the template."),
     ("pragmatic", "The model's personality_pragmatic text fills the template."),
 )
 
 SCENARIO_CWD = "/workspace/project"
+
+CANNOT_KNOW = (
+    "sources do not say which approval texts, skills list and tools a release sends"
+    " (Codex 0.125.0 sends on-request and never texts found in no source file);"
+    " for exact texts import the release itself: promptspec import-codex --cli PATH"
+)
+"""The one line `import-codex DIR` prints about what a checkout cannot tell."""
 
 
 def format_mode_names(names: Sequence[str]) -> str:
@@ -204,9 +214,12 @@ def spec_yaml(codex_dir: Path, found: Found) -> str:
     ]
     for name, description in PERSONALITIES:
         lines += [f"  {name}:", f"    description: {_q(description)}"]
-    lines += ["", "# Collaboration-mode templates, sent verbatim inside <collaboration_mode>."]
+        if name == "unset":
+            lines.append("    fills: pragmatic")
+    lines += ["", "# Collaboration-mode templates, sent verbatim inside <collaboration_mode>;",
+              "# `unset` (no mode chosen for the turn) sends no such section."]
     if modes:
-        lines.append("modes:")
+        lines += ["modes:", "  unset:", "    description: \"No collaboration mode set for the turn.\""]
         for name, display, rel in modes:
             lines += [
                 f"  {name}:",
@@ -226,7 +239,6 @@ def spec_yaml(codex_dir: Path, found: Found) -> str:
         "  timezone: Etc/UTC",
         f"  sandbox_mode: {_q(_pick(found.sandbox, 'workspace-write'))}",
         f"  approval_policy: {_q(_pick(found.approval, 'on-request'))}",
-        "  network_access: restricted",
         f"  writable_roots: [{_q(SCENARIO_CWD)}]",
         "  # Configured `developer_instructions` (sent raw, without markers); empty: not sent.",
         '  developer_instructions: ""',
@@ -239,6 +251,10 @@ def spec_yaml(codex_dir: Path, found: Found) -> str:
             lines.append(f"  # Codex fills {{{{{name}}}}} at run time; set the text you want to see.")
             lines.append(f'  {name}: ""')
     lines += [
+        "",
+        "# Codex opens the network under danger-full-access (or when workspace-write sets network_access).",
+        "derived:",
+        "  network_access: \"{{ 'enabled' if sandbox_mode == 'danger-full-access' else 'restricted' }}\"",
         "",
         "# AGENTS.md discovery: the sample tree in project/ stands for the cwd.",
         "agents_md:",

@@ -163,8 +163,9 @@ def measure_all(spec: Spec, requests: Sequence[Request], counter: TokenCounter) 
             Measure(
                 request=req,
                 encoding=enc,
-                base=counts[(enc, req.base.text)],
-                base_estimate=est(req.base.text),
+                # Sent as a section instead (layout `instructions: section`): counted there, once.
+                base=counts[(enc, req.base.text)] if req.instructions_field else 0,
+                base_estimate=est(req.base.text) if req.instructions_field else 0,
                 sections=tuple(tuple(counts[(enc, s.text)] for s in m.sections) for m in req.messages),
                 estimates=tuple(tuple(est(s.text) for s in m.sections) for m in req.messages),
                 context_window=window,

@@ -141,6 +141,7 @@ def build_site(
     list_limit: int = LIST_LIMIT,
     cache: PageCache | None = None,
     progress: Callable[[int, int], None] | None = None,
+    conformance: Any = None,
 ) -> Site:
     """Every page of the site, in a deterministic order.
 
@@ -159,7 +160,7 @@ def build_site(
     option = variant_pages if isinstance(variant_pages, site_select.VariantPages) else site_select.parse(variant_pages)
     selected = site_select.select(option, result.variants, result.spec.axes)
     idx = SiteIndex(result, prefix=prefix, links=links, findings=findings, rules_page=rules_page, changes=changes,
-                    pages=selected, list_limit=list_limit)
+                    pages=selected, list_limit=list_limit, conformance=conformance)
     cache = cache if cache is not None else PageCache()
     cache.start(idx)
     paged = [v for v in idx.variants if idx.has_page(v)]
@@ -189,6 +190,10 @@ def build_site(
         pages[idx.tool_page(t.name)] = tool_pages.tool_page(idx, t.name)
     pages[idx.lint_page] = site_lint.lint_page(idx)
     pages[idx.changes_page] = site_changes.changes_page(idx)
+    if conformance is not None:
+        from . import conformance as site_conformance
+
+        pages[idx.conformance_page] = site_conformance.page(idx)
     if progress is not None:
         progress(total, total)
     nav = overview_pages(prefix)

@@ -275,7 +275,12 @@ def from_lock(label: str, lock_data: Mapping[str, Any], lock_diff: Any, head: Ma
 def _sha(entry: Any, fragment: str) -> str:
     if not isinstance(entry, Mapping):
         return "-"
-    part = entry.get("instructions") if fragment == INSTRUCTIONS else (entry.get("sections") or {}).get(fragment)
+    if fragment == INSTRUCTIONS:
+        part = entry.get("instructions")
+    elif fragment.startswith(TOOL_PREFIX):  # tools are recorded beside the sections
+        part = (entry.get("tools") or {}).get(fragment[len(TOOL_PREFIX):])
+    else:
+        part = (entry.get("sections") or {}).get(fragment)
     return str(part.get("sha256")) if isinstance(part, Mapping) else "-"
 
 

@@ -150,6 +150,10 @@ class Paths:
     def changes_page(self) -> str:
         return self._p("changes.md")
 
+    @property
+    def conformance_page(self) -> str:
+        return self._p("conformance.md")
+
     def variant_page(self, v: Variant) -> str:
         found = self._variant_pages.get(v)
         if found is None:
@@ -222,6 +226,7 @@ class SiteIndex(Paths):
         changes: Any = None,
         pages: frozenset[Variant] | None = None,
         list_limit: int = LIST_LIMIT,
+        conformance: Any = None,
     ):
         super().__init__(prefix, links)
         if list_limit < 1:
@@ -233,6 +238,7 @@ class SiteIndex(Paths):
         self.findings = tuple(findings)
         self.rules_page = rules_page
         self.changes = changes
+        self.conformance = conformance  # site.conformance.Conformance from a stored verify report, or None
         self.spec = result.spec
         self.variants: list[Variant] = list(result.variants)
         self.measure: dict[Variant, Measure] = {m.request.variant: m for m in result.measures}

@@ -154,7 +154,8 @@ def matrix_page(idx: SiteIndex) -> str:
     explore = link(idx.explorer_href(page), "Explorer")
     if full:
         intro = (
-            "Each cell is the variant's total tokens — base instructions plus every section — "
+            "Each cell is the variant's total tokens — base instructions plus every section"
+            + (" plus its tool definitions" if idx.spec.tools else "") + " — "
             "and its share of the model's usable window (context window × effective percent). "
             "Click a cell for the assembled prompt."
         )
@@ -166,6 +167,9 @@ def matrix_page(idx: SiteIndex) -> str:
             f"{link(idx.href(page, idx.axis_page('model')), 'model')}, "
             f"{link(idx.href(page, idx.axis_page('mode')), 'mode')} and other axis value summarise them by axis."
         )
+    if idx.spec.tools:
+        intro += (" Tool tokens are an offline count of the tool JSON as serialised in the request; "
+                  "the API's own accounting of tool definitions is not public.")
     out.append(block(para(f"{len(idx.variants)} variants ({h(axes_desc)}, after the matrix rules). " + intro), cls="ps-intro"))
     out.append("")
     out.append(_heat_legend(idx))

@@ -32,6 +32,7 @@ CLASSES = (
     "classDef base fill:#eceff1,stroke:#607d8b,color:#263238",
     "classDef developer fill:#e3f2fd,stroke:#1e88e5,color:#0d47a1",
     "classDef user fill:#e8f5e9,stroke:#43a047,color:#1b5e20",
+    "classDef tools fill:#efebe9,stroke:#8d6e63,color:#3e2723",
     "classDef empty fill:#fafafa,stroke:#bdbdbd,color:#757575,stroke-dasharray:4 3",
 )
 
@@ -82,6 +83,12 @@ def ordering(request: Request, measure: Measure) -> str:
     lines.append(f"  n0[{label('instructions', text(rule, 48), _tokens(measure.base))}]:::base")
     chain = ["n0"]
     k = 0
+    if request.tools:
+        # The tool list: an input item first, or the request's tools field (beside the input).
+        where = "additional_tools item" if request.tool_placement == "input" else "tools field"
+        lines.append(f"  t0[{label(text(f'tools · {where}'), text(', '.join(t.tool_name for t in request.tools), 48), _tokens(measure.tools))}]:::tools")
+        if request.tool_placement == "input":
+            chain.append("t0")
     for i, message in enumerate(request.messages):
         sub = f"m{i}"
         chain.append(sub)
@@ -101,6 +108,8 @@ def ordering(request: Request, measure: Measure) -> str:
         lines.append("  end")
     if len(chain) > 1:
         lines.append("  " + " --> ".join(chain))
+    if request.tools and request.tool_placement == "field":
+        lines.append("  n0 -.- t0")
     lines.extend("  " + c for c in CLASSES)
     return "\n".join(lines) + "\n"
 

@@ -96,6 +96,7 @@ class PromptspecConfig(base.Config):
     lint_rules = c.Type(str, default="guide/lint-rules.md")
     variant_pages = _VariantPages()
     list_limit = c.Type(int, default=LIST_LIMIT)
+    conformance = c.Optional(c.Type(str))  # a stored `promptspec verify --out` report
 
 
 class PromptspecPlugin(BasePlugin[PromptspecConfig]):
@@ -183,6 +184,11 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             changes = site_changes.failed(self.config.base, message)
         result.timings["base"] = time.perf_counter() - t
         rules = self.config.lint_rules if files.get_file_from_path(self.config.lint_rules) is not None else None
+        conformance = None
+        if self.config.conformance:
+            from . import conformance as site_conformance
+
+            conformance = site_conformance.load(self.base_dir / self.config.conformance)
         # Pages are kept for the next rebuild only under serve; `mkdocs build` runs once.
         cache = self.cache if self.serving else PageCache()
         with Progress("promptspec: pages", enabled=show) as bar:
@@ -190,7 +196,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 result, prefix=self.prefix, links="dir" if config.use_directory_urls else "html",
                 findings=findings, changes=changes, rules_page=rules,
                 variant_pages=self.config.variant_pages, list_limit=self.config.list_limit,
-                cache=cache, progress=bar,
+                cache=cache, progress=bar, conformance=conformance,
             )
         changed = self.session.changes
         redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"

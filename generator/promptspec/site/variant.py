@@ -265,7 +265,9 @@ def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None) -> st
     top, rest = parts if parts is not None else static_parts(idx, v)
     title = idx.title(v)
     out = [front_matter({"title": title}).rstrip("\n"), "", f"# {md_inline(title)}", ""]
-    badge = site_changes.badge(idx, v)
+    from . import conformance as site_conformance
+
+    badge = " ".join(b for b in (site_changes.badge(idx, v), site_conformance.badge(idx, v)) if b)
     if badge:
         out += [f'<p class="ps-badges">{badge}</p>', ""]
     out.append(top)

@@ -97,6 +97,7 @@ def parse_models(data: Any, path: Path, shown: str) -> tuple[Model, ...]:
                 instructions_variables=MappingProxyType(variables),
                 extra=MappingProxyType({k: v for k, v in item.items() if k not in MODEL_KEYS}),
                 line=line,
+                messages=MappingProxyType(dict(messages or {})),
             )
         )
     check_unique_slugs(((m.slug, m.line) for m in models), shown, "model slug")

@@ -31,6 +31,7 @@ from .model import (
     Rule,
     Spec,
 )
+from . import shaping
 from .reader import Reader, check_name, check_unique_slugs
 from .sources import Located, load_json, load_yaml
 from .tools import load_placements, load_request, load_tools
@@ -52,6 +53,10 @@ SPEC_KEYS = {
     "instructions_override",
     "limits",
     "budgets",
+    "layouts",
+    "refuse",
+    "derived",
+    "aliases",
     "tools",
     "request",
 }
@@ -148,10 +153,19 @@ def load_spec(root: str | Path) -> Spec:
         if dup:
             raise top.err("layout", f"slot '{dup[0]}' appears twice in the layout", hint="each slot has one place")
 
+    layouts = shaping.layouts(top, axis_names)
+    if layouts:
+        if raw_layout is not None and any(group in raw_layout for group in DEFAULT_LAYOUT):
+            raise top.err("layouts", "give either 'layout' groups or 'layouts', not both", hint="'layout: {tools: ...}' may stay")
+        layout = shaping.layouts_as_groups(layouts, top)
+    refuse = shaping.refuse(top, dict(extra_axes))
+
     scenario = top.get("scenario", dict, {}) or {}
     for key in scenario:
         if not isinstance(key, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
             raise top.err("scenario", f"scenario key {key!r} is not a valid variable name", hint="use letters, digits and _")
+    derived = shaping.derived(top, set(scenario) | axis_names)
+    aliases = shaping.aliases(top, dict(extra_axes))
 
     agents = _agents(top, fs)
 
@@ -198,6 +212,10 @@ def load_spec(root: str | Path) -> Spec:
         limits=limits,
         raw=data,
         budgets=_budgets(top, shown, {m.slug for m in models}),
+        layouts=layouts,
+        refuse=MappingProxyType(refuse),
+        derived=MappingProxyType(derived),
+        aliases=MappingProxyType(aliases),
         tools=tool_defs,
         request=request,
     )
@@ -305,7 +323,10 @@ def _choices(top: Reader, key: str, default: tuple[str, ...], fs: SpecFS) -> tup
         check_name(name, top.where, line, key[:-1] if not key.endswith("ies") else "personality")
         body = body or {}
         r = Reader(body, top.where, f"{key}.{name}")
-        r.unknown({"display_name", "description", "template", "engine"}, f"{key}.{name}")
+        allowed = {"display_name", "description", "template", "engine"}
+        if key == "personalities":
+            allowed |= {"fills", "removes_section"}
+        r.unknown(allowed, f"{key}.{name}")
         template = r.text("template")
         if template is not None:
             path = fs.resolve(template, origin=top.where)
@@ -322,6 +343,8 @@ def _choices(top: Reader, key: str, default: tuple[str, ...], fs: SpecFS) -> tup
                 template=template,
                 engine=engine,
                 line=line,
+                fills=shaping.fills(r),
+                removes_section=shaping.heading(r, "removes_section"),
             )
         )
     check_unique_slugs(((c.name, c.line) for c in out), top.where, "personality" if key == "personalities" else key[:-1])

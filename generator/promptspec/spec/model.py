@@ -101,6 +101,8 @@ class Model:
     instructions_variables: Mapping[str, str | None]
     extra: Mapping[str, Any] = field(repr=False, compare=False)
     line: int | None = None
+    messages: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    """The catalog's `model_messages` as given: per-model texts templates may read (`model.messages`)."""
 
     def field_value(self, name: str) -> str:
         """A catalog field as `when:` compares it: strings as they are, anything
@@ -134,6 +136,11 @@ class Choice:
     template: str | None
     engine: str
     line: int | None = None
+    fills: str | None = None
+    """Personalities: the instructions variable that fills `{{ personality }}`
+    (`pragmatic` -> `personality_pragmatic`, "" -> the empty string); None: the name rule."""
+    removes_section: str | None = None
+    """Personalities: a heading line whose section is removed from templates without the placeholder."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +185,9 @@ class Tool:
     owner: str
     source: str
     line: int | None = None
+    accept_lint: tuple[str, ...] = ()
+    """Tool lint rules (PS501, PS502) this definition is exempt from: it is
+    another agent's, kept verbatim, so its missing descriptions are a fact to record, not to fix."""
 
     @property
     def sent_description(self) -> str:
@@ -258,6 +268,17 @@ class AgentsConfig:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """One message layout, for the variants its `when` matches: the messages in
+    send order, each a role and its slots, and where the base instructions go."""
+
+    when: Mapping[str, tuple[str, ...]]
+    messages: tuple[tuple[str, tuple[str, ...]], ...]
+    instructions: str = "field"  # "field": the request's `instructions`; "section": a fragment places them
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class Spec:
     root: Path
     name: str
@@ -282,6 +303,14 @@ class Spec:
     renderer, lookups by name): a loaded spec never changes, so neither do they."""
     raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
     budgets: tuple[Budget, ...] = ()
+    layouts: tuple[Layout, ...] = ()
+    """When given: the layouts to choose from per variant (`layout` then holds their slots grouped by role)."""
+    refuse: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """axis -> value the agent refuses -> the message to show."""
+    derived: Mapping[str, str] = field(default_factory=dict)
+    """name -> the template computing that value per variant."""
+    aliases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """extra axis -> value -> the value templates see."""
     tools: tuple[Tool, ...] = ()
     """Every tool definition, in send order (`tools.order`, then by file name)."""
     request: RequestConfig = field(default_factory=RequestConfig)

@@ -34,7 +34,8 @@ from .model import (
 from .reader import Reader, check_name, check_unique_slugs, typename
 from .sources import Located, find_line, load_json, load_yaml
 
-TOOL_KEYS = {"definition", "when", "deferred", "description", "owner"}
+TOOL_KEYS = {"definition", "when", "deferred", "description", "owner", "accept_lint"}
+ACCEPTABLE_LINT = ("PS501", "PS502")
 TOOLS_KEYS = {"folder", "order", "description_budget"}
 REQUEST_KEYS = {"order", "params", "rules"}
 RULE_KEYS = {"when", "params", "order"}
@@ -65,7 +66,7 @@ def to_json(value: Any, where: str, line: int | None, path: str = "definition") 
         raise SpecError(f"{path} is not a finite number", where, line=line, hint="JSON has no NaN or infinity")
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
-    raise SpecError(f"{path} is {typename(value)}, which JSON cannot hold", where, line=line, hint="quote it as a string")
+    raise SpecError(f"{path} is a {type(value).__name__}, which JSON cannot hold", where, line=line, hint="quote it as a string")
 
 
 def read_when(r: Reader, key: str = "when") -> Mapping[str, tuple[str, ...]]:
@@ -143,11 +144,14 @@ def _tool(fs: SpecFS, folder_ref: str, path: Path, budget: int, axis_names: set[
     r.unknown(TOOL_KEYS, "a tool file")
     raw = r.get("definition", dict, required=True)
 
-    def line_of(key: str) -> int | None:
-        line = r.line(key)
-        return line if line is not None or path.suffix != ".json" else find_line(path, f'"{key}"')
+    dline = r.line("definition") if path.suffix != ".json" else find_line(path, '"definition"')
 
-    dline = line_of("definition")
+    def line_of(key: str) -> int | None:
+        """The line of a key of the definition (JSON files: its first occurrence)."""
+        if isinstance(raw, Located) and raw.line_of(key):
+            return raw.line_of(key)
+        return find_line(path, f'"{key}"') if path.suffix == ".json" else dline
+
     definition = to_json(raw, where, dline)
     kind = definition.get("type")
     if not isinstance(kind, str) or not kind:
@@ -181,6 +185,10 @@ def _tool(fs: SpecFS, folder_ref: str, path: Path, budget: int, axis_names: set[
         raise SpecError(f"tool {tool_name!r} serialises to {len(serialized)} characters (at most {MAX_TOOL_JSON_CHARS})", where, line=dline, hint="no model reads a tool this large")
     when = read_when(r)
     check_when_names(when, axis_names, models, where, r.line("when"))
+    accept = r.str_list("accept_lint")
+    for rule in accept:
+        if rule not in ACCEPTABLE_LINT:
+            raise r.err("accept_lint", f"accept_lint lists {rule!r}; a tool file may accept only {', '.join(ACCEPTABLE_LINT)}")
     return Tool(
         name=name,
         tool_name=tool_name,
@@ -193,6 +201,7 @@ def _tool(fs: SpecFS, folder_ref: str, path: Path, budget: int, axis_names: set[
         owner=r.text("owner", ""),
         source=where,
         line=r.line(),
+        accept_lint=accept,
     )
 
 

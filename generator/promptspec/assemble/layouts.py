@@ -1,0 +1,25 @@
+"""Which of the spec's `layouts` a variant uses.
+
+Agents order their messages differently per model or release (Codex 0.150.0
+sends base instructions as a developer message of their own for some models
+only), so a spec may give several layouts, each with a `when`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from ..errors import SpecError
+from ..spec.model import Layout, Spec
+from .request import Variant
+
+
+def choose_layout(spec: Spec, variant: Variant) -> Layout | None:
+    """The first layout whose `when` matches the variant; None for a spec with the classic `layout`."""
+    if not spec.layouts:
+        return None
+    for lay in spec.layouts:
+        if all(any(fnmatch.fnmatchcase(variant.value(axis), p) for p in pats) for axis, pats in lay.when.items()):
+            return lay
+    raise SpecError(f"no layout matches variant {variant.id}", "spec.yaml", line=spec.layouts[0].line,
+                    hint="add a layout without 'when' as the last one, or widen a 'when'")

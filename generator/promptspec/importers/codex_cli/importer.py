@@ -1,0 +1,99 @@
+"""`promptspec import-codex --cli PATH --out DIR`: a spec from a released Codex binary.
+
+Offline: the catalog from `codex debug models`, every first request from one
+`codex app-server` pointed at a loopback recorder.  The folder is staged and
+swapped in only after the spec loads and reproduces every captured request
+(rendered with the capture's own sentinel values), so a failed import leaves
+nothing behind.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ...util.atomic import replace_tree
+from ...errors import SpecError
+from ...oracle import binary as _binary
+from ...oracle import capture as _harvest
+from ...oracle.binary import CodexError
+from .write_spec import Built, ImportProblem, build
+
+MARKER_FILE = "provenance.json"
+
+
+def _check_out(out: Path, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise SpecError("exists and is not a folder", out, hint="choose another --out")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / MARKER_FILE).is_file():
+            raise SpecError("folder is not empty and holds no imported spec", out, hint="choose an empty or new --out")
+        if not force:
+            raise SpecError("already holds an imported spec", out, hint="pass --force to replace it")
+
+
+def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None]:
+    """Render every captured configuration with the capture's sentinels; (identical, total, first problem)."""
+    from ...spec import load_spec
+    from ...oracle.compare import compare
+    from ...oracle.machine import configs_of, models_tools, spec_for_machine
+    from ...oracle.scratch import PROMPT
+
+    spec = spec_for_machine(load_spec(staging), h.sentinels)
+    by_config = {c: v for v, c in configs_of(spec)}
+    from ...assemble import Assembler, responses_payload
+
+    asm = Assembler(spec)
+    same, total, first = 0, 0, None
+    for cap in h.captures:
+        if cap.body is None:
+            continue
+        total += 1
+        v = by_config.get(cap.config)
+        if v is None:
+            first = first or f"{cap.config.id}: not a variant of the written spec"
+            continue
+        outcome = compare(cap.body, responses_payload(asm.assemble(v)), PROMPT, compare_tools=models_tools(spec))
+        if outcome.identical:
+            same += 1
+        elif first is None:
+            first = f"{v.id}: {outcome.first.part}" if outcome.first else v.id
+    return same, total, first
+
+
+def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tuple[str, ...] = (),
+               timeout: float = 60.0, port: int = 0) -> tuple[Path, dict]:
+    """Write a spec of the release at `cli` into `out`; returns the folder and figures."""
+    out = Path(out).expanduser()
+    codex = _binary.identify(cli)
+    _check_out(out, force)
+    t0 = time.monotonic()
+    h = _harvest.harvest(codex, models=models, timeout=timeout, port=port)
+    try:
+        built: Built = build(h)
+    except ImportProblem as exc:
+        raise CodexError(f"cannot express what it sends: {exc}", release=codex.release,
+                         hint="report the release; no spec was written") from None
+    parent = out.absolute().parent
+    created = [p for p in (parent, *parent.parents) if not p.exists()]
+    stats: dict = {"release": codex.release, "captured": len(h.captures), "not_modelled": built.not_modelled}
+    try:
+        with replace_tree(out) as staging:
+            for rel, content in built.files.items():
+                path = staging / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(content, encoding="utf-8", newline="\n")
+            same, total, first = self_check(staging, h)
+            stats.update(reproduced=same, compared=total)
+            if same != total:
+                raise CodexError(f"the written spec reproduces {same} of {total} captured requests (first: {first})",
+                                 release=codex.release, hint="report the release; no spec was written")
+    except BaseException:
+        for folder in created:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+    stats["seconds"] = time.monotonic() - t0
+    return out, stats

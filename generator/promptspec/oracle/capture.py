@@ -1,0 +1,245 @@
+"""Capturing Codex's first requests for many configurations in one go.
+
+One app-server process serves every configuration as its own thread (per-thread
+`config` overrides carry model, personality, sandbox and approval policy), so a
+release's whole matrix costs one Codex start plus ~60 ms per variant.  The
+release's answers are kept as data: the catalog from `debug models`, each
+first request as sent, and the values the release refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from .appserver import AppServer
+from .binary import CodexBinary, CodexError
+from .recorder import Recorder, RecorderError
+from .scratch import PROMPT, Scratch, make_scratch, provider_overrides, remove_scratch, run
+
+PERSONALITIES = ("unset", "none", "friendly", "pragmatic")
+MODES = ("unset", "default", "plan")
+SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
+APPROVAL_POLICIES = ("untrusted", "on-failure", "on-request", "never")
+UNSET = "unset"
+
+COMPLETION_GRACE = 15.0
+"""Seconds to wait for a turn to finish once its request was recorded."""
+
+AXES = ("model", "personality", "mode", "sandbox_mode", "approval_policy")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration, in Codex's names; `unset` means the key is not given."""
+
+    model: str
+    personality: str = UNSET
+    mode: str = UNSET
+    sandbox_mode: str = "workspace-write"
+    approval_policy: str = "on-request"
+    extra: tuple[tuple[str, str], ...] = ()  # more config keys (value as JSON), for probes; not an axis
+
+    @property
+    def values(self) -> dict[str, str]:
+        return {a: getattr(self, a) for a in AXES}
+
+    @property
+    def id(self) -> str:
+        return "/".join(getattr(self, a) for a in AXES)
+
+    def codex_config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"model": self.model, "sandbox_mode": self.sandbox_mode, "approval_policy": self.approval_policy}
+        if self.personality != UNSET:
+            cfg["personality"] = self.personality
+        cfg.update((k, json.loads(v)) for k, v in self.extra)
+        return cfg
+
+
+@dataclass
+class Capture:
+    config: Config
+    body: dict[str, Any] | None
+    refused: str | None = None
+
+
+@dataclass
+class Harvest:
+    release: str
+    sentinels: dict[str, str]
+    catalog: dict[str, Any]
+    captures: list[Capture] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)  # the models imported (empty: all)
+    roots_sorted: bool | None = None  # does the release sort the writable roots? (None: not probed)
+
+
+def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:
+    out = run(binary, scratch, ["debug", "models"], "debug models", timeout)
+    try:
+        data = json.loads(out)
+    except json.JSONDecodeError:
+        raise CodexError("`codex debug models` printed something that is not JSON", release=binary.release,
+                         hint="report the release") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models"), list) or not data["models"]:
+        raise CodexError("`codex debug models` printed no model catalog", release=binary.release, hint="report the release")
+    return data
+
+
+def prompt_input(binary: CodexBinary, scratch: Scratch, overrides: Iterable[str] = ()) -> list[Any]:
+    args = ["debug", "prompt-input"]
+    for o in overrides:
+        args += ["-c", o]
+    out = run(binary, scratch, args, "debug prompt-input")
+    try:
+        return json.loads(out)
+    except json.JSONDecodeError:
+        raise CodexError("`codex debug prompt-input` printed something that is not JSON", release=binary.release,
+                         hint="report the release") from None
+
+
+def full_matrix(catalog: dict[str, Any], approvals: Iterable[str] = APPROVAL_POLICIES) -> list[Config]:
+    models = [m["slug"] for m in catalog["models"]]
+    return [Config(*combo) for combo in itertools.product(models, PERSONALITIES, MODES, SANDBOX_MODES, tuple(approvals))]
+
+
+def sample(configs: list[Config], n: int | None) -> list[Config]:
+    """A deterministic spread of `n` configurations (by hash of their ids), or all."""
+    if n is None or n >= len(configs):
+        return list(configs)
+    ranked = sorted(configs, key=lambda c: hashlib.sha256(c.id.encode()).hexdigest())
+    keep = set(ranked[:n])
+    return [c for c in configs if c in keep]
+
+
+def capture(binary: CodexBinary, scratch: Scratch, configs: list[Config], timeout: float = 60.0,
+            port: int = 0) -> Iterator[Capture]:
+    """The first request of a thread per configuration, through one app-server."""
+    if not configs:
+        return
+    try:
+        # Bounded by itself: a few requests per thread at most, a few seconds per thread at worst.
+        rec = Recorder(max_requests=3 * len(configs) + 10, timeout=120.0 + 5.0 * len(configs), port=port)
+        rec.start()
+    except RecorderError as exc:
+        raise CodexError(f"the loopback recorder cannot start: {exc}", release=binary.release,
+                         hint="free that port or pass --port 0 for any free one") from None
+    try:
+        for start in range(0, len(configs), THREADS_PER_SERVER):
+            with AppServer(binary, scratch, provider_overrides(rec.url), timeout=timeout) as srv:
+                srv.initialize()
+                for cfg in configs[start:start + THREADS_PER_SERVER]:
+                    yield _one(srv, rec, scratch, cfg, timeout)
+    finally:
+        rec.stop()
+
+
+THREADS_PER_SERVER = 100
+"""An app-server keeps every thread it started loaded, and each new one costs a
+little more than the last; a fresh server per hundred keeps the cost flat
+(measured: ~0.5 s to start one, against a growing per-thread cost)."""
+
+
+def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: float) -> Capture:
+    try:
+        started = srv.request("thread/start", {"cwd": str(scratch.cwd), "ephemeral": True, "model": cfg.model,
+                                               "config": cfg.codex_config()})
+    except CodexError as exc:
+        return Capture(cfg, None, refused=_reason(exc))
+    tid = started["thread"]["id"]
+    params: dict[str, Any] = {"threadId": tid, "input": [{"type": "text", "text": PROMPT}]}
+    if cfg.mode != UNSET:
+        params["collaborationMode"] = {"mode": cfg.mode, "settings": {"model": cfg.model, "reasoning_effort": None,
+                                                                        "developer_instructions": None}}
+    try:
+        turn = srv.request("turn/start", params)
+    except CodexError as exc:
+        return Capture(cfg, None, refused=_reason(exc))
+    # Codex keys its prompt cache by thread: that finds this thread's request even
+    # if an earlier turn were still talking to the recorder.
+    got = rec.first_with("prompt_cache_key", tid, timeout)
+    if got is None:
+        raise CodexError(f"no request reached the recorder for {cfg.id} within {timeout:.0f} s", release=srv.binary.release,
+                         hint="a hung Codex; rerun, or report the release")
+    try:
+        srv.wait_for("turn/completed", {"threadId": tid}, min(timeout, COMPLETION_GRACE))
+    except CodexError:
+        # The request is all we need; a turn that does not settle is stopped, not waited for.
+        turn_id = (turn.get("turn") or {}).get("id")
+        try:
+            srv.request("turn/interrupt", {"threadId": tid, "turnId": turn_id})
+        except CodexError:
+            pass
+    body = got.body
+    if not isinstance(body, dict):
+        raise CodexError(f"the request for {cfg.id} is not JSON", release=srv.binary.release, hint="report the release")
+    return Capture(cfg, body)
+
+
+PROBE_ROOT = "zz-promptspec-probe"
+"""A configured writable root whose path sorts after the scratch cwd: a release
+that sorts the roots lists it last, one that keeps configured roots first lists it first."""
+
+
+def _probe_root_order(binary: CodexBinary, scratch: Scratch, h: Harvest, timeout: float, port: int) -> bool | None:
+    from .parts import parse
+
+    ok = [c.config for c in h.captures if c.body is not None and c.config.sandbox_mode == "workspace-write"]
+    if not ok:
+        return None
+    probe = scratch.base / PROBE_ROOT
+    probe.mkdir(exist_ok=True)
+    base = ok[0]
+    cfg = Config(base.model, base.personality, base.mode, base.sandbox_mode, base.approval_policy,
+                 (("sandbox_workspace_write", json.dumps({"writable_roots": [str(probe)]})),))
+    got = list(capture(binary, scratch, [cfg], timeout, port))
+    if not got or got[0].body is None:
+        return None
+    text = next((t for it in parse(got[0].body).items for n, t in it.parts if n == "permissions"), "")
+    roots = ROOTS.findall(text.rsplit(" The writable root", 1)[-1]) if " The writable root" in text else []
+    if str(probe) not in roots or len(roots) < 2:
+        return None
+    return roots == sorted(roots)
+
+
+ROOTS = re.compile(r"`([^`]*)`")
+
+
+def _reason(exc: CodexError) -> str:
+    text = str(exc)
+    return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
+
+
+def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = None, timeout: float = 60.0,
+            port: int = 0) -> Harvest:
+    """Catalog + the first request of every (or `n` sampled) configuration(s) of
+    the catalog's models (or of `models`)."""
+    scratch = make_scratch()
+    try:
+        catalog = debug_models(binary, scratch, timeout)
+        known = [m["slug"] for m in catalog["models"]]
+        wanted = list(models)
+        for slug in wanted:
+            if slug not in known:
+                raise CodexError(f"the catalog has no model {slug!r}", release=binary.release,
+                                 hint=f"known: {', '.join(known)}")
+        warm = [Config(wanted[0] if wanted else known[0])]
+        list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
+        configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
+        configs = sample(configs, n)
+        h = Harvest(binary.release, scratch.values(), catalog,
+                    commands=["codex --version", "codex debug models",
+                              "codex app-server (thread/start config={model, personality?, sandbox_mode, approval_policy};"
+                              " turn/start collaborationMode?)"])
+        h.captures = list(capture(binary, scratch, configs, timeout, port))
+        h.models = wanted
+        h.roots_sorted = _probe_root_order(binary, scratch, h, timeout, port)
+        if scratch.values()["current_date"] != h.sentinels["current_date"]:
+            raise CodexError("the date changed during the run", release=binary.release, hint="rerun")
+        return h
+    finally:
+        remove_scratch(scratch)

@@ -1,0 +1,197 @@
+"""A loopback stand-in for the Responses API that records what Codex sends.
+
+Codex is pointed at it through a custom model provider, so the first request
+of a turn arrives here byte for byte instead of leaving the machine.  It binds
+127.0.0.1 only, on an ephemeral port, answers each `POST .../responses` with
+the smallest SSE stream Codex accepts as a finished turn, and stops by itself
+after a number of requests or a deadline, so a stuck client never leaves a
+server behind.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+REPLY_TEXT = "ok"
+"""The assistant reply every turn gets; it is a volatile part of any later
+request (documented in docs/verify.md)."""
+
+
+def _sse(events: list[dict[str, Any]]) -> bytes:
+    return b"".join(
+        f"event: {e['type']}\ndata: {json.dumps(e, separators=(',', ':'))}\n\n".encode() for e in events
+    )
+
+
+def _reply(n: int) -> bytes:
+    rid, mid = f"resp_{n:06d}", f"msg_{n:06d}"
+    item = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
+            "content": [{"type": "output_text", "text": REPLY_TEXT, "annotations": []}]}
+    usage = {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}
+    return _sse([
+        {"type": "response.created", "response": {"id": rid}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "status": "in_progress", "content": []}},
+        {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "item_id": mid, "delta": REPLY_TEXT},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": {"id": rid, "usage": usage}},
+    ])
+
+
+@dataclass
+class Captured:
+    method: str
+    path: str
+    body: Any
+    raw: bytes = field(repr=False, default=b"")
+
+
+class RecorderError(Exception):
+    pass
+
+
+class Recorder:
+    """`with Recorder(max_requests=N, timeout=S) as rec: ... rec.url ... rec.wait(k)`."""
+
+    def __init__(self, max_requests: int = 1000, timeout: float = 600.0, port: int = 0):
+        self.max_requests = max_requests
+        self.timeout = timeout
+        self.port = port
+        self.requests: list[Captured] = []
+        self._cond = threading.Condition()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._deadline = 0.0
+        self._stopped = False
+
+    # -- lifecycle -----------------------------------------------------------
+    def __enter__(self) -> "Recorder":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+            def _body(self) -> bytes:
+                length = int(self.headers.get("content-length") or 0)
+                if length > MAX_BODY_BYTES:
+                    raise RecorderError("request body too large")
+                return self.rfile.read(length) if length else b""
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                raw = self._body()
+                try:
+                    body = json.loads(raw.decode("utf-8")) if raw else None
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    body = None
+                n = recorder._record(Captured("POST", self.path, body, raw))
+                if self.path.rstrip("/").endswith("/responses") and n is not None:
+                    data = _reply(n)
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                else:
+                    self._empty(404 if n is not None else 503)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._empty(404)
+
+            def _empty(self, status: int) -> None:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+        try:
+            self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        except OSError as exc:
+            raise RecorderError(f"cannot listen on 127.0.0.1:{self.port}: {exc.strerror or exc}") from None
+        self._server.daemon_threads = True
+        self._deadline = time.monotonic() + self.timeout
+        self._thread = threading.Thread(target=self._serve, name="codex-recorder", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        assert self._server is not None
+        self._server.timeout = 0.2
+        while not self._stopped and time.monotonic() < self._deadline:
+            self._server.handle_request()
+        self._stopped = True
+        with self._cond:
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._server is not None:
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    # -- data ----------------------------------------------------------------
+    def _record(self, captured: Captured) -> int | None:
+        with self._cond:
+            if len(self.requests) >= self.max_requests:
+                self._stopped = True
+                return None
+            self.requests.append(captured)
+            self._cond.notify_all()
+            return len(self.requests)
+
+    def first_with(self, key: str, value: str, timeout: float) -> Captured | None:
+        """The first request whose JSON body has `key` == `value`, waiting up to `timeout` seconds."""
+        end = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for r in self.requests:
+                    if isinstance(r.body, dict) and r.body.get(key) == value:
+                        return r
+                left = end - time.monotonic()
+                if left <= 0 or self._stopped:
+                    return None
+                self._cond.wait(min(left, 0.5))
+
+    def wait(self, count: int, timeout: float) -> bool:
+        """True once `count` requests arrived; False after `timeout` seconds."""
+        end = time.monotonic() + timeout
+        with self._cond:
+            while len(self.requests) < count:
+                left = end - time.monotonic()
+                if left <= 0 or self._stopped:
+                    return len(self.requests) >= count
+                self._cond.wait(min(left, 0.5))
+            return True
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True

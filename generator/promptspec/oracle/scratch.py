@@ -1,0 +1,132 @@
+"""A throw-away world for one Codex run: fixed sentinel paths and environment.
+
+Everything Codex could read from the machine is pinned or removed, so two runs
+on different machines see the same inputs and a captured text differs only
+where a sentinel shows through (home, cwd, date, timezone, shell).  Those
+sentinels are what the importer turns back into spec variables.  The real
+`~/.codex` and every credential variable stay out of reach: the process gets a
+new environment built from scratch, not a filtered copy.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .binary import CodexBinary, CodexError
+
+DUMMY_KEY_VAR = "PROMPTSPEC_DUMMY_KEY"
+TIMEZONE = "Etc/UTC"
+SHELL = "/bin/bash"
+PROJECT_DOC = "# Project rules\n\nRun the tests before every commit.\n"
+"""Our own AGENTS.md text for the scratch project (never Codex's)."""
+
+PROMPT = "hello"
+"""The user's turn text; the last input item of every captured request."""
+
+
+@dataclass
+class Scratch:
+    """The sentinel folders of one run; `values` are what the spec's placeholders stand for."""
+
+    base: Path
+    home: Path = field(init=False)
+    cwd: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.home = self.base / "home"
+        self.cwd = self.base / "repo"
+
+    @property
+    def codex_home(self) -> Path:
+        return self.home / ".codex"
+
+    def values(self) -> dict[str, str]:
+        return {
+            "home": str(self.home),
+            "codex_home": str(self.codex_home),
+            "cwd": str(self.cwd),
+            "current_date": _dt.date.today().isoformat(),
+            "timezone": TIMEZONE,
+            "shell": Path(SHELL).name,
+        }
+
+    def env(self, binary: CodexBinary) -> dict[str, str]:
+        path = ":".join([*binary.extra_path, "/usr/local/bin", "/usr/bin", "/bin"])
+        return {
+            "PATH": path,
+            "HOME": str(self.home),
+            "CODEX_HOME": str(self.codex_home),
+            "TZ": TIMEZONE,
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "SHELL": SHELL,
+            "TERM": "dumb",
+            "NO_COLOR": "1",
+            "USER": "promptspec",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            DUMMY_KEY_VAR: "dummy",
+        }
+
+
+def make_scratch(prefix: str = "promptspec-codex-") -> Scratch:
+    """A fresh scratch world: empty HOME, a git project with one AGENTS.md."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    s = Scratch(base)
+    s.codex_home.mkdir(parents=True)
+    s.cwd.mkdir()
+    (s.cwd / "AGENTS.md").write_text(PROJECT_DOC, encoding="utf-8")
+    git = shutil.which("git")
+    if git:
+        subprocess.run([git, "init", "-q", "-b", "main", str(s.cwd)], check=False, capture_output=True,
+                       env={"PATH": "/usr/bin:/bin", "HOME": str(s.home), "GIT_CONFIG_NOSYSTEM": "1"}, timeout=30)
+    else:
+        (s.cwd / ".git").mkdir()
+    return s
+
+
+def remove_scratch(s: Scratch) -> None:
+    shutil.rmtree(s.base, ignore_errors=True)
+
+
+def provider_overrides(url: str) -> list[str]:
+    """`-c` flags pointing Codex at the loopback recorder with a dummy key."""
+    return [
+        "-c", "model_provider=promptspec_local",
+        "-c", "model_providers.promptspec_local.name=promptspec_local",
+        "-c", f'model_providers.promptspec_local.base_url="{url}"',
+        "-c", "model_providers.promptspec_local.wire_api=responses",
+        "-c", f"model_providers.promptspec_local.env_key={DUMMY_KEY_VAR}",
+        "-c", "check_for_update_on_startup=false",
+    ]
+
+
+def run(binary: CodexBinary, scratch: Scratch, args: list[str], what: str, timeout: float = 120.0) -> str:
+    """Run one Codex command in the scratch world; its stdout, or a one-line error."""
+    try:
+        out = subprocess.run([str(binary.path), *args], cwd=scratch.cwd, env=scratch.env(binary), capture_output=True,
+                             stdin=subprocess.DEVNULL, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CodexError(f"`codex {what}` did not finish within {timeout:.0f} s", release=binary.release,
+                         hint="a hung Codex; rerun, or report the release") from None
+    if out.returncode != 0:
+        err = _last_line(out.stderr.decode("utf-8", "replace"))
+        if "unrecognized subcommand" in err or "unexpected argument" in err:
+            raise CodexError(f"`codex {what}` is not available in this release ({err})", release=binary.release,
+                             hint="use a release from 0.125.0 on")
+        raise CodexError(f"`codex {what}` exited with status {out.returncode}: {err}", release=binary.release,
+                         hint="check the configuration values passed")
+    try:
+        return out.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CodexError(f"`codex {what}` printed output that is not UTF-8", release=binary.release) from None
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("WARNING: proceeding")]
+    return (lines[-1] if lines else "no message")[:300]

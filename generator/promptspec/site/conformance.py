@@ -1,0 +1,100 @@
+"""The Conformance page and the variant pages' conformance badges, from a
+stored `promptspec verify --out` report.
+
+The site never runs the agent: it reads the report, so a build needs no Codex
+binary, and a report older than the spec is shown as what it is (its date and
+release are on the page).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError
+from ..verify.report import load as load_report_data
+from .index import SiteIndex
+from .markup import block, front_matter, h, link
+from .page_parts import para
+
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Conformance:
+    release: str
+    date: str
+    compared: int
+    identical: int
+    matrix_size: int
+    not_modelled: tuple[str, ...]
+    by_id: dict[str, dict[str, Any]]
+    source: str
+
+
+def load(path: str | Path) -> Conformance:
+    """A stored report, or a one-line error naming the file."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            raise SpecError("verify report not found", p, hint="write one with `promptspec verify --cli PATH --out FILE`")
+        if p.stat().st_size > MAX_REPORT_BYTES:
+            raise SpecError("verify report is too large", p, hint="store the report of one verify run")
+        data = load_report_data(json.loads(p.read_text(encoding="utf-8")))
+        variants = {str(v["id"]): dict(v) for v in data["variants"]}
+        return Conformance(str(data["codex_release"]), str(data["date"]), int(data["compared"]), int(data["identical"]),
+                           int(data.get("matrix_size", 0)), tuple(str(x) for x in data.get("not_modelled", ())),
+                           variants, p.name)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise SpecError(f"not a promptspec verify report ({' '.join(str(exc).split())[:80]})", p,
+                        hint="write one with `promptspec verify --cli PATH --out FILE`") from None
+
+
+def badge(idx: SiteIndex, v: Any) -> str:
+    c: Conformance | None = getattr(idx, "conformance", None)
+    if c is None:
+        return ""
+    entry = c.by_id.get(v.id)
+    if entry is None:
+        return ""
+    page = idx.href(idx.variant_page(v), idx.conformance_page)
+    if entry.get("identical"):
+        return (f'<a class="ps-badge ps-badge-identical" href="{h(page)}" '
+                f'title="byte-identical to what Codex {h(c.release)} sent ({h(c.date)})">identical to Codex {h(c.release)}</a>')
+    return (f'<a class="ps-badge ps-badge-differs" href="{h(page)}#{h(_anchor(v.id))}" '
+            f'title="first difference: {h(str(entry.get("part") or ""))}">differs from Codex {h(c.release)}</a>')
+
+
+def _anchor(variant_id: str) -> str:
+    return "v-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in variant_id)
+
+
+def page(idx: SiteIndex) -> str:
+    c: Conformance = idx.conformance
+    here = idx.conformance_page
+    out = [front_matter({"title": "Conformance"}).rstrip("\n"), "", "# Conformance", ""]
+    share = f"{c.identical} of {c.compared}"
+    intro = (f"<strong>{share}</strong> compared variants are byte-identical to the first request Codex "
+             f"<code>{h(c.release)}</code> sent (checked {h(c.date)}; the matrix has {c.matrix_size} variants; "
+             f"report <code>{h(c.source)}</code>).")
+    parts = [para(intro)]
+    if c.not_modelled:
+        parts.append(para("Not modelled, so not compared: " + ", ".join(h(x) for x in c.not_modelled) + "."))
+    out += [block(parts, cls="ps-intro"), ""]
+    bad = [e for e in c.by_id.values() if not e.get("identical")]
+    if not bad:
+        out += [para("No compared variant differs."), ""]
+        return "\n".join(out) + "\n"
+    out += ["## Differences", ""]
+    by_id = {v.id: v for v in idx.variants}
+    for e in sorted(bad, key=lambda e: e["id"]):
+        v = by_id.get(e["id"])
+        name = link(idx.href(here, idx.variant_page(v)), f"<code>{h(e['id'])}</code>") if v is not None and idx.has_page(v) \
+            else f"<code>{h(e['id'])}</code>"
+        inner = [f'<p id="{h(_anchor(e["id"]))}">{name}: first difference in <strong>{h(str(e.get("part") or ""))}</strong></p>']
+        if e.get("diff"):
+            inner.append(f"<pre><code>{h(str(e['diff']))}</code></pre>")
+        out += [block(inner, cls="ps-change"), ""]
+    return "\n".join(out) + "\n"

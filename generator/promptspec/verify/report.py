@@ -1,0 +1,59 @@
+"""Printing and storing a verify report (text, JSON, Markdown).
+
+The JSON form is what `verify --out` stores and what the site reads, so a site
+build never needs the Codex binary.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .run import Report
+
+MAX_LISTED = 50
+
+
+def as_text(r: Report) -> str:
+    lines = [f"Codex {r.release} vs {r.spec}: {r.identical} of {r.compared} compared variants identical"
+             f" (matrix: {r.matrix_size} variants)"]
+    if r.not_modelled:
+        lines.append("not modelled (not compared): " + ", ".join(r.not_modelled))
+    bad = [v for v in r.variants if not v.identical]
+    for v in bad[:MAX_LISTED]:
+        lines.append(f"DIFFERS {v.id}: {v.part}")
+        if v.diff:
+            lines.extend("    " + ln for ln in v.diff.splitlines())
+    if len(bad) > MAX_LISTED:
+        lines.append(f"... and {len(bad) - MAX_LISTED} more differing variants (see --format json)")
+    return "\n".join(lines) + "\n"
+
+
+def as_markdown(r: Report) -> str:
+    out = [f"# Conformance: Codex {r.release}", "",
+           f"**{r.identical} of {r.compared}** compared variants are byte-identical to what Codex {r.release} sends"
+           f" (matrix: {r.matrix_size} variants; checked {r.date}).", ""]
+    if r.not_modelled:
+        out += ["Not modelled, so not compared: " + ", ".join(r.not_modelled) + ".", ""]
+    bad = [v for v in r.variants if not v.identical]
+    if bad:
+        out += ["| variant | first difference |", "|---|---|"]
+        out += [f"| `{v.id}` | {v.part} |" for v in bad[:MAX_LISTED]]
+        for v in bad[:10]:
+            out += ["", f"## `{v.id}`", "", "```diff", v.diff or "", "```"]
+    return "\n".join(out) + "\n"
+
+
+def as_json(r: Report) -> str:
+    return json.dumps(r.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+def render(r: Report, fmt: str) -> str:
+    return {"text": as_text, "json": as_json, "markdown": as_markdown}[fmt](r)
+
+
+def load(data: Any) -> dict[str, Any]:
+    """A stored report, checked enough for the site to trust its shape."""
+    if not isinstance(data, dict) or data.get("kind") != "promptspec-verify-report":
+        raise ValueError("not a promptspec verify report")
+    return data

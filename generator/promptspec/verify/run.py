@@ -1,0 +1,116 @@
+"""`promptspec verify --cli PATH`: drive a released Codex and compare its first
+requests with the spec's, variant by variant.
+
+The spec is rendered with the scratch world's own values (cwd, home, date,
+time zone, shell), so the comparison needs no tolerance beyond the documented
+volatile fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError
+from ..oracle import binary as _binary
+from ..oracle import capture as _harvest
+from ..oracle.compare import Outcome, compare
+from ..oracle.machine import configs_of, models_tools, spec_for_machine
+from ..oracle.scratch import PROMPT, make_scratch, remove_scratch
+
+
+@dataclass
+class VariantResult:
+    id: str
+    config: dict[str, str]
+    identical: bool
+    part: str | None = None
+    diff: str | None = None
+    refused: str | None = None
+
+
+@dataclass
+class Report:
+    release: str
+    spec: str
+    date: str
+    variants: list[VariantResult] = field(default_factory=list)
+    matrix_size: int = 0
+    not_modelled: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def compared(self) -> int:
+        return len(self.variants)
+
+    @property
+    def identical(self) -> int:
+        return sum(v.identical for v in self.variants)
+
+    @property
+    def ok(self) -> bool:
+        return self.compared > 0 and self.identical == self.compared
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "promptspec-verify-report",
+            "version": 1,
+            "codex_release": self.release,
+            "spec": self.spec,
+            "date": self.date,
+            "matrix_size": self.matrix_size,
+            "compared": self.compared,
+            "identical": self.identical,
+            "not_modelled": self.not_modelled,
+            "volatile_fields_removed": ["input[].id", "prompt_cache_key", "client_metadata",
+                                        "internal_chat_message_metadata_passthrough.create_time",
+                                        "internal_chat_message_metadata_passthrough.turn_id",
+                                        "the turn's prompt (last user message)"],
+            "variants": [dataclasses.asdict(v) for v in self.variants],
+        }
+
+
+def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, timeout: float = 60.0,
+           port: int = 0) -> Report:
+    from ..spec import load_spec
+
+    t0 = time.monotonic()
+    codex = _binary.identify(cli)
+    spec = load_spec(spec_dir)
+    pairs = configs_of(spec)
+    chosen = _harvest.sample([c for _, c in pairs], sample)
+    by_config = {c: v for v, c in pairs}
+    if not chosen:
+        raise SpecError("the spec's matrix is empty: nothing to verify", "spec.yaml", hint="check matrix include/exclude")
+    report = Report(codex.release, str(spec_dir), _dt.date.today().isoformat(), matrix_size=len(pairs))
+    scratch = make_scratch()
+    try:
+        list(_harvest.capture(codex, scratch, [chosen[0]], timeout, port))  # settle skills and project trust, as the import did
+        machine = spec_for_machine(spec, scratch.values())
+        from ..assemble import Assembler, responses_payload
+
+        asm = Assembler(machine)
+        not_modelled: list[str] = []
+        for cap in _harvest.capture(codex, scratch, chosen, timeout, port):
+            v = by_config[cap.config]
+            if cap.refused:
+                report.variants.append(VariantResult(v.id, cap.config.values, False, "configuration",
+                                                     f"Codex {codex.release} refused it: {cap.refused}", cap.refused))
+                continue
+            outcome: Outcome = compare(cap.body, responses_payload(asm.assemble(v)), PROMPT,  # type: ignore[arg-type]
+                                       compare_tools=models_tools(spec))
+            for n in outcome.not_modelled:
+                if n not in not_modelled:
+                    not_modelled.append(n)
+            first = outcome.first
+            report.variants.append(VariantResult(v.id, cap.config.values, outcome.identical,
+                                                 first.part if first else None, first.diff if first else None))
+        report.not_modelled = not_modelled
+    finally:
+        remove_scratch(scratch)
+    report.seconds = time.monotonic() - t0
+    return report

@@ -1,0 +1,182 @@
+"""`import-codex --cli`: a spec from a released Codex binary, checked against that binary.
+
+The pinned release comes from npm at test time (see tests/codex_release.py);
+Codex's text is only ever in tmp_path.  Importing one model keeps the test to
+seconds; the benchmark (bench/bench_verify.py) covers whole matrices.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from codex_release import PINNED, codex_install  # noqa: E402
+
+from promptspec.cli import main  # noqa: E402
+from promptspec.importers.codex_cli import identify, import_cli  # noqa: E402
+
+MODEL = "gpt-5.4"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def codex() -> Path:
+    return codex_install()
+
+
+@pytest.fixture(scope="module")
+def imported(codex, tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("imported") / "spec"
+    return import_cli(codex, out, models=(MODEL,))
+
+
+def test_identify_reads_the_release(codex):
+    assert identify(codex).release == PINNED
+
+
+def test_import_writes_a_real_spec(imported):
+    spec_dir, stats = imported
+    assert stats["reproduced"] == stats["compared"] == 4 * 3 * 3 * 4
+    spec = yaml.safe_load((spec_dir / "spec.yaml").read_text())
+    assert list(spec["personalities"]) == ["unset", "none", "friendly", "pragmatic"]
+    assert list(spec["modes"]) == ["unset", "default", "plan"]
+    assert spec["axes"]["approval_policy"] == ["untrusted", "on-failure", "on-request", "never"]
+    # Codex's unset personality is its configured default, pragmatic.
+    assert spec["personalities"]["unset"]["fills"] == "pragmatic"
+    # Environment values became placeholders: no scratch path survives in any text.
+    texts = [p.read_text() for p in (spec_dir / "texts").rglob("*.md")]
+    assert texts and not any("promptspec-codex-" in t for t in texts)
+    assert any("{{ cwd }}" in t for t in texts)
+    # One file per distinct text.
+    assert len(texts) == len(set(texts))
+    prov = json.loads((spec_dir / "provenance.json").read_text())
+    assert prov["codex_release"] == PINNED
+    assert set(prov["texts"]) == {p.relative_to(spec_dir).as_posix() for p in (spec_dir / "texts").rglob("*.md")}
+
+
+def test_imported_spec_lints_strict_clean(imported, capsys):
+    spec_dir, _ = imported
+    assert main(["lint", "--spec", str(spec_dir), "--strict"]) == 0
+
+
+def test_render_prints_the_configuration(imported, capsys):
+    spec_dir, _ = imported
+    rc = main(["render", "--spec", str(spec_dir), "--model", MODEL, "--personality", "none", "--mode", "plan",
+               "--axis", "sandbox_mode=read-only", "--axis", "approval_policy=never", "--format", "json"])
+    assert rc == 0
+    body = json.loads(capsys.readouterr().out)
+    dev, user = body["input"]
+    texts = [c["text"] for c in dev["content"]]
+    assert texts[0].startswith("<permissions instructions>") and "`read-only`" in texts[0]
+    assert texts[1].startswith("<collaboration_mode># Plan Mode")
+    assert user["content"][0]["text"].startswith("# AGENTS.md instructions for /home/user/project")
+
+
+def test_mode_unset_sends_no_collaboration_mode(imported, capsys):
+    spec_dir, _ = imported
+    assert main(["render", "--spec", str(spec_dir), "--model", MODEL, "--personality", "unset", "--mode", "unset",
+                 "--format", "json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert not any(c["text"].startswith("<collaboration_mode>") for c in body["input"][0]["content"])
+
+
+# ---------------------------------------------------------------------------
+# Bad input: one line, exit 2, nothing written
+
+
+def _script(path: Path, body: str) -> Path:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def _run_import(cli: Path, out: Path, capsys, *extra: str) -> str:
+    rc = main(["import-codex", "--cli", str(cli), "--out", str(out), *extra])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+    return err
+
+
+def test_no_binary(tmp_path, capsys):
+    err = _run_import(tmp_path / "nowhere", tmp_path / "out", capsys)
+    assert "no such file or folder" in err and "npm install" in err
+
+
+def test_not_codex(tmp_path, capsys):
+    cli = _script(tmp_path / "codex", 'echo "hello 1.0"\n')
+    err = _run_import(cli, tmp_path / "out", capsys)
+    assert "not a Codex CLI" in err
+
+
+def test_too_old(tmp_path, capsys):
+    cli = _script(tmp_path / "codex", 'echo "codex-cli 0.99.0"\n')
+    assert "codex 0.99.0" in _run_import(cli, tmp_path / "out", capsys)
+
+
+def test_missing_subcommand(tmp_path, capsys):
+    cli = _script(tmp_path / "codex", 'if [ "$1" = --version ]; then echo "codex-cli 0.130.0"; exit 0; fi\n'
+                                      "echo \"error: unrecognized subcommand '$1'\" >&2; exit 2\n")
+    err = _run_import(cli, tmp_path / "out", capsys)
+    assert "codex 0.130.0" in err and "not available in this release" in err
+
+
+def test_nonzero_exit(tmp_path, capsys):
+    cli = _script(tmp_path / "codex", 'if [ "$1" = --version ]; then echo "codex-cli 0.130.0"; exit 0; fi\n'
+                                      'echo "boom: broken install" >&2; exit 7\n')
+    err = _run_import(cli, tmp_path / "out", capsys)
+    assert "exited with status 7" in err and "boom: broken install" in err
+
+
+def test_unparseable_output(tmp_path, capsys):
+    cli = _script(tmp_path / "codex", 'if [ "$1" = --version ]; then echo "codex-cli 0.130.0"; exit 0; fi\n'
+                                      'echo "not json at all"\n')
+    assert "not JSON" in _run_import(cli, tmp_path / "out", capsys)
+
+
+def test_hang_times_out(tmp_path, capsys):
+    cli = _script(tmp_path / "codex", 'if [ "$1" = --version ]; then echo "codex-cli 0.130.0"; exit 0; fi\n'
+                                      "exec sleep 30\n")
+    err = _run_import(cli, tmp_path / "out", capsys, "--timeout", "1")
+    assert "did not finish within 1 s" in err
+
+
+def test_port_in_use(codex, tmp_path, capsys):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        err = _run_import(codex, tmp_path / "out", capsys, "--port", str(port), "--model", MODEL)
+    assert f"codex {PINNED}" in err and "cannot start" in err
+
+
+def test_existing_folder_is_not_replaced(codex, tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    rc = main(["import-codex", "--cli", str(codex), "--out", str(out), "--model", MODEL])
+    assert rc == 2 and "not empty" in capsys.readouterr().err
+    assert (out / "mine.txt").read_text() == "keep me"
+
+
+def test_environment_is_scratch_only(codex, monkeypatch, tmp_path):
+    """A real ~/.codex and API keys stay out: the run sees none of the caller's environment."""
+    from promptspec.oracle.scratch import make_scratch, remove_scratch
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
+    s = make_scratch()
+    try:
+        env = s.env(identify(codex))
+        assert not any(k.startswith(("OPENAI", "AZURE")) for k in env)
+        assert env["HOME"].startswith(str(s.base)) and env["CODEX_HOME"].startswith(str(s.base))
+    finally:
+        remove_scratch(s)

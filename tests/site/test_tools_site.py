@@ -1,0 +1,170 @@
+"""Tools end to end through the real CLI: the embedded spec's pages show a
+tools segment whose tokens equal a recount of the JSON actually sent, the
+download is exactly the body Codex sends, and review names a tool edit."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _helpers import cli, commit, git, subprocess_env
+
+from promptspec.measure.encodings import encoding_for_model, get_encoding
+from promptspec.spec import load_spec
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+CODEX_0_125_BODY = (
+    "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
+    "reasoning", "store", "stream", "include", "prompt_cache_key", "text", "client_metadata",
+)
+"""The top-level keys of every request body Codex 0.125.0 sent in our harvest
+(docs: codex-cli-oracle §3), in order."""
+VOLATILE = {"prompt_cache_key", "client_metadata"}
+"""Session-specific: Codex fills them per thread; promptspec leaves them out."""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tools-site") / "site"
+    proc = cli("build", "--spec", str(TEMPLATES), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return out / "prompts"
+
+
+def sent_tools(body: dict) -> list:
+    if "tools" in body:
+        return body["tools"]
+    return [t for item in body["input"] if item["type"] == "additional_tools" for t in item["tools"]]
+
+
+def recount(body: dict) -> int:
+    text = json.dumps(sent_tools(body), ensure_ascii=False, separators=(",", ":"))
+    enc = encoding_for_model(body["model"], load_spec(TEMPLATES).encodings)
+    return len(get_encoding(enc).encode_ordinary(text))
+
+
+@pytest.mark.parametrize("slug", ["harbor-5--default--default--workspace-write", "harbor-5-mini--friendly--plan--read-only", "harbor-4-legacy--none--execute--read-only"])
+def test_variant_page_tools_segment_equals_a_recount_of_the_sent_json(site: Path, slug: str) -> None:
+    body = json.loads((site / "variants" / f"{slug}.json").read_text(encoding="utf-8"))
+    page = (site / "variants" / f"{slug}.md").read_text(encoding="utf-8")
+    tools = sent_tools(body)
+    assert tools, "every embedded variant sends tools"
+    seg = re.search(r'class="ps-seg ps-role-tools[^"]*" style="width:[\d.]+%" href="#s-tools" title="tools \((\d+)\): ([\d,]+) tokens', page)
+    assert seg, "no tools segment in the token bar"
+    assert int(seg.group(1)) == len(tools)
+    assert int(seg.group(2).replace(",", "")) == recount(body) > 0
+    # The page says what the count is, and lists each tool with a link to its page.
+    assert "offline count" in page and "not public" in page
+    for t in tools:
+        name = t.get("name", t["type"])
+        assert f"<code>{html.escape(name).replace('_', '&#95;')}</code>" in page or f"<code>{name}</code>" in page
+
+
+def test_total_includes_the_tools(site: Path) -> None:
+    body = json.loads((site / "variants" / "harbor-5--default--default--workspace-write.json").read_text(encoding="utf-8"))
+    proc = cli("render", "--spec", str(TEMPLATES), "--model", "harbor-5", "--format", "json")
+    data = json.loads(proc.stdout)
+    tokens = data.pop("tokens")
+    assert data == body  # render --format json is the download plus `tokens`
+    assert tokens["tools"]["tokens"] == recount(body)
+    assert tokens["total"] == tokens["instructions"]["tokens"] + sum(m["tokens"] for m in tokens["messages"]) + tokens["tools"]["tokens"]
+    assert "not public" in tokens["tools"]["rule"]
+
+
+def test_download_has_exactly_the_keys_codex_sends(site: Path) -> None:
+    body = json.loads((site / "variants" / "harbor-5--default--default--workspace-write.json").read_text(encoding="utf-8"))
+    assert list(body) == [k for k in CODEX_0_125_BODY if k not in VOLATILE]
+    assert body["reasoning"] == {"effort": "medium"} and body["text"] == {"verbosity": "low"}
+    assert body["include"] == ["reasoning.encrypted_content"] and body["tool_choice"] == "auto"
+    assert body["store"] is False and body["stream"] is True and body["parallel_tool_calls"] is True
+
+
+def test_codex_key_order_matches_a_real_capture() -> None:
+    """The constant above against a real harvest, when one is at hand
+    (PROMPTSPEC_CODEX_CAPTURES: a folder of <version>.json capture files)."""
+    folder = os.environ.get("PROMPTSPEC_CODEX_CAPTURES")
+    path = Path(folder) / "0.125.0.json" if folder else None
+    if path is None or not path.is_file():
+        pytest.skip("no Codex 0.125.0 capture (set PROMPTSPEC_CODEX_CAPTURES to a folder holding 0.125.0.json)")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    orders = {tuple(c["body"]) for c in data["captures"] if c.get("body")}
+    assert orders == {CODEX_0_125_BODY}
+
+
+def test_tool_catalog_pages(site: Path) -> None:
+    spec = load_spec(TEMPLATES)
+    index = (site / "tools" / "index.md").read_text(encoding="utf-8")
+    for t in spec.tools:
+        page = (site / "tools" / f"{t.name}.md").read_text(encoding="utf-8")
+        assert f'href="{t.name}.md"' in index
+        # The definition, pretty-printed and escaped (quotes and braces never raw).
+        pretty = json.dumps(t.definition, indent=2, ensure_ascii=False)
+        assert html.escape(pretty.splitlines()[1].strip(), quote=True).split("&quot;")[1] in page
+        assert '"type"' not in page.split("## Definition", 1)[1].split("## Variants", 1)[0]
+        assert "description tokens" in page and "not public" in page
+    model_page = (site / "models" / "harbor-5.md").read_text(encoding="utf-8")
+    assert "Tools compared with other models" in model_page and "differs" in model_page
+
+
+def test_diff_names_an_edited_tool_its_file_variants_and_delta(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(TEMPLATES, repo / "templates")
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "base")
+    before = {t.name: t for t in load_spec(repo / "templates").tools}["shell"]
+    shell = repo / "templates" / "tools" / "shell.yaml"
+    text = shell.read_text(encoding="utf-8")
+    old = "set `workdir` instead of chaining `cd`."
+    assert old in text
+    shell.write_text(text.replace(old, old + " Output longer than 10 kB is cut in the middle."), encoding="utf-8")
+    spec = load_spec(repo / "templates")
+    after = {t.name: t for t in spec.tools}["shell"]
+
+    data = json.loads(run_in(repo, "diff", "--format", "json", "HEAD").stdout)
+    groups = [g for g in data["changes"] if g["fragment"] == "tool:shell"]
+    assert len(groups) == 1, [g["fragment"] for g in data["changes"]]
+    g = groups[0]
+    assert g["kind"] == "changed" and g["sources"] == ["tools/shell.yaml"]
+    assert "Output longer than 10 kB" in g["diff"]
+    from promptspec.assemble import matrix
+
+    assert sorted(g["variants"]) == sorted(v.id for v in matrix(spec))  # no `when`: every variant carries it
+    for entry in g["tokens"]:
+        enc = get_encoding(encoding_for_model(entry["variant"].split("/")[0], spec.encodings))
+        expected = len(enc.encode_ordinary(after.serialized)) - len(enc.encode_ordinary(before.serialized))
+        assert entry["delta"] == expected > 0, entry
+    text_out = run_in(repo, "diff", "HEAD").stdout
+    assert "tool:shell" in text_out and "tools/shell.yaml" in text_out
+
+    # check fails on the now stale lock, naming the tool.
+    proc = run_in(repo, "check", "--spec", "templates", check=False)
+    assert proc.returncode == 1 and "tool:shell" in proc.stdout, proc.stdout + proc.stderr
+
+
+def run_in(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """The real CLI, run inside the scratch repository (diff finds templates/ there)."""
+    proc = subprocess.run([sys.executable, "-m", "promptspec.cli", *args], cwd=repo, capture_output=True, text=True, env=subprocess_env(), timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_changes_page_against_the_lock_names_an_edited_tool(tmp_path: Path) -> None:
+    spec = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, spec)
+    plan = spec / "tools" / "update_plan.yaml"
+    plan.write_text(plan.read_text(encoding="utf-8").replace("Keep exactly one step in progress.", "Keep one step in progress."), encoding="utf-8")
+    out = tmp_path / "site"
+    proc = cli("build", "--spec", str(spec), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    page = (out / "prompts" / "changes.md").read_text(encoding="utf-8")
+    assert 'tool <a href="tools/update&#95;plan.md"' in page or 'tool <a href="tools/update_plan.md"' in page, page[:3000]
+    assert "changed" in page
