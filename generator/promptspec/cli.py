@@ -251,17 +251,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _write_findings(args: argparse.Namespace, findings) -> None:
-    from .authoring import lint
+    from . import __version__
+    from .authoring.findings import render_findings
+    from .util.annotations import repo_relative
 
-    if args.format == "json":
-        sys.stdout.write(json.dumps(lint.to_json(findings, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
-    elif args.format in ("github", "sarif"):
-        from . import __version__
-        from .authoring.findings import format_machine
-
-        sys.stdout.write(format_machine(findings, args.format, prefix=_repo_relative(_spec_dir(args)), strict=args.strict, version=__version__))
-    else:
-        sys.stdout.write(lint.format_text(findings, strict=args.strict))
+    sys.stdout.write(render_findings(findings, args.format, strict=args.strict, prefix=repo_relative(_spec_dir(args)), version=__version__))
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -330,15 +324,6 @@ def _review_spec_dir(args: argparse.Namespace) -> Path:
     return found if found is not None else default_spec()
 
 
-def _repo_relative(path: Path) -> str:
-    """A path as annotations name it: relative to the current directory (a
-    workflow runs at the repository root), unless it lies outside it."""
-    import os
-
-    rel = os.path.relpath(Path(path).resolve(), Path.cwd().resolve())
-    return Path(path).resolve().as_posix() if rel.startswith("..") else Path(rel).as_posix()
-
-
 def _lock_path(args: argparse.Namespace) -> Path:
     from .review.lockfile import default_path
 
@@ -379,47 +364,19 @@ def cmd_diff(args: argparse.Namespace) -> int:
         diff = review.compare(
             bres, hres, base_label=bsrc.title, head_label=hsrc.title, budget=args.budget, files=review.file_changes(bfiles, hfiles)
         )
-    from dataclasses import replace
+    from .review.commands import finish_diff
 
-    from .review.budgets import diff_breaches, format_breaches
-
-    diff = replace(diff, breaches=tuple(diff_breaches(diff, hres)))
-    command = " ".join(["promptspec diff", args.base, *([args.head] if args.head else [])])
-    sys.stdout.write(review.format_diff(diff, args.format, max_chars=args.max_chars, command=command))
-    status = 0
-    if diff.breaches:
-        sys.stderr.write(format_breaches(list(diff.breaches)))
-        status = 1
-    if args.fail_on_budget:
-        crossings = [(v, "its auto-compaction limit (headroom, by Codex's ⌈bytes/4⌉ estimate)") for v, _, _ in diff.headroom_crossings()]
-        crossings += [(v, f"--budget {diff.budget} tokens") for v, _, _ in diff.budget_crossings()]
-        for vid, what in crossings[:20]:
-            print(f"promptspec: {vid} now goes over {what}", file=sys.stderr)
-        if crossings:
-            status = 1
-    if gate is not None:
-        over = review.increases_over(diff, *gate)
-        if over:
-            top = over[0]
-            print(
-                f"promptspec: {len(over)} variant(s) grew by more than {args.fail_on_increase} "
-                f"(largest: {top.id} {top.total_before} -> {top.total_after}, +{top.delta})",
-                file=sys.stderr,
-            )
-            return 1
-    return status
+    return finish_diff(diff, hres, args, gate)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from . import pipeline
-    from .review.pair import compare_variants, format_pair, resolve_variant
+    from .review.pair import compare_command
 
     with _progress("assembling") as bar:
         result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
     _timings(args, result)
-    a = resolve_variant(result, args.a)
-    b = resolve_variant(result, args.b, like=a)
-    sys.stdout.write(format_pair(compare_variants(result, a, b), args.format))
+    sys.stdout.write(compare_command(result, args.a, args.b, args.format))
     return 0
 
 
@@ -437,7 +394,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from . import pipeline, review
+    from . import pipeline
     from .errors import UsageError
     from .review import lockfile
 
@@ -447,24 +404,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     data = lockfile.read(path)
     result = pipeline.run(_review_spec_dir(args), counter=_counter(args))
     _timings(args, result)
-    from .review.budgets import format_breaches, result_breaches
+    from . import __version__
+    from .review.commands import finish_check
 
-    diff = review.compare_to_lock(data, result)
-    breaches = result_breaches(result)
-    fmt = getattr(args, "format", "text")
-    if fmt == "json":
-        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches])
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
-    elif fmt in ("github", "sarif"):
-        from . import __version__
-        from .review.check_output import check_output
-
-        spec_dir = _review_spec_dir(args)
-        sys.stdout.write(check_output(fmt, diff, breaches, _repo_relative(path), result, prefix=_repo_relative(spec_dir), version=__version__))
-    else:
-        sys.stdout.write(lockfile.format_check(diff, str(path), axes=result.spec.axes))
-        sys.stdout.write(format_breaches(breaches))
-    return 0 if diff.matches and not breaches else 1
+    return finish_check(data, result, path, _review_spec_dir(args), getattr(args, "format", "text"), __version__)
 
 
 # ---------------------------------------------------------------------------
@@ -485,6 +428,9 @@ TOKENS_EPILOG = (
     "usable window, headroom before auto-compaction and the lock file include the tools; Codex's "
     "ceil(bytes/4) estimate is shown beside every count."
 )
+
+
+FINDINGS_FORMATS = "github: workflow annotations on file and line; sarif: SARIF 2.1.0 for code scanning"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -566,8 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
     _spec_arg(p)
-    p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text",
-                   help="github: workflow annotations on file and line; sarif: SARIF 2.1.0 for code scanning")
+    p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
     p.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
     p.set_defaults(func=cmd_lint)
 
@@ -613,8 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
         p.add_argument("--lock", type=Path, default=None, metavar="PATH", help="lock file (default: prompts.lock.json in the spec folder)")
         if name == "check":
-            p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text",
-                           help="github: workflow annotations on file and line; sarif: SARIF 2.1.0 for code scanning")
+            p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
         p.set_defaults(func=cmd_lock if name == "lock" else cmd_check)
 
     return parser

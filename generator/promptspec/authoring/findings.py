@@ -184,3 +184,14 @@ def format_machine(findings: Sequence[Finding], fmt: str, *, prefix: str = "", s
     if fmt == "github":
         return annotations.github(notes)
     return annotations.sarif(notes, rule_docs(), version=version)
+
+
+def render_findings(findings: Sequence[Finding], fmt: str, *, strict: bool = False, prefix: str = "", version: str = "") -> str:
+    """`lint --format text|json|github|sarif`."""
+    import json
+
+    if fmt == "json":
+        return json.dumps(to_json(findings, strict=strict), indent=2, ensure_ascii=False) + "\n"
+    if fmt in ("github", "sarif"):
+        return format_machine(findings, fmt, prefix=prefix, strict=strict, version=version)
+    return format_text(findings, strict=strict)

@@ -170,3 +170,9 @@ def comparison_links(ids: Sequence[str], axes: Sequence[tuple[str, Sequence[str]
                 out[other] = (a, b)
                 break
     return out
+
+
+def compare_command(result, a: str, b: str, fmt: str) -> str:
+    """`promptspec compare A B`: resolve the two ids (B may be AXIS=VALUE), compare, format."""
+    first = resolve_variant(result, a)
+    return format_pair(compare_variants(result, first, resolve_variant(result, b, like=first)), fmt)

@@ -11,7 +11,9 @@ and additionally `:` and `,` in property values.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Sequence
 
 LEVELS = {"error": "error", "warning": "warning", "notice": "note"}
@@ -97,3 +99,10 @@ def join_path(prefix: str, path: str) -> str:
     if not prefix or prefix == "." or path.startswith("@"):
         return path
     return f"{prefix.rstrip('/')}/{path}"
+
+
+def repo_relative(path: Path) -> str:
+    """A path as annotations name it: relative to the current directory (a
+    workflow runs at the repository root), unless it lies outside it."""
+    rel = os.path.relpath(Path(path).resolve(), Path.cwd().resolve())
+    return Path(path).resolve().as_posix() if rel.startswith("..") else Path(rel).as_posix()
