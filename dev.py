@@ -5,6 +5,9 @@
     python3 dev.py build    # install, then `mkdocs build --strict` into site/
     python3 dev.py test     # install with test extras, then run pytest
 
+serve and build take `--engine properdocs` to use ProperDocs (the maintained
+continuation of MkDocs 1.x) instead of MkDocs; it is installed with them.
+
 Only the standard library is used here, so it runs on a fresh machine with
 nothing but Python 3 (>= 3.10). Extra arguments are passed on to the tool.
 """
@@ -39,9 +42,24 @@ def ensure_venv(extras: str) -> Path:
     if not stamp.exists() or stamp.read_text() != digest:
         target = f"{ROOT}[{extras}]" if extras else str(ROOT)
         subprocess.check_call([str(_python()), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+        # The distribution was called "promptspec" before it became "promptspec-site".
+        subprocess.call([str(_python()), "-m", "pip", "uninstall", "--quiet", "--yes", "promptspec"],
+                        stderr=subprocess.DEVNULL)
         subprocess.check_call([str(_python()), "-m", "pip", "install", "--quiet", "-e", target])
         stamp.write_text(digest)
     return _python()
+
+
+QUIET = {
+    "NO_MKDOCS_2_WARNING": "1",  # Material's end-of-life banner under `mkdocs`; we pin mkdocs<2
+    "DISABLE_MKDOCS_2_WARNING": "true",  # ProperDocs' notice, should a plugin switch it on
+}
+
+
+def tool_env() -> dict[str, str]:
+    """The environment the site tools run in: without the maintenance banners,
+    which say nothing about this project and bury its own messages."""
+    return {**os.environ, **{k: v for k, v in QUIET.items() if k not in os.environ}}
 
 
 def main(argv: list[str]) -> int:
@@ -49,15 +67,18 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip())
         return 2
     job, rest = argv[0], argv[1:]
+    engine = "mkdocs"
+    if rest[:1] == ["--engine"] and len(rest) > 1 and rest[1] in ("mkdocs", "properdocs"):
+        engine, rest = rest[1], rest[2:]
     os.chdir(ROOT)
-    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material's banner about MkDocs 2; we pin mkdocs<2
+    os.environ.update(tool_env())
     if job == "test":
         py = ensure_venv("test")
         return subprocess.call([str(py), "-m", "pytest", *rest])
-    py = ensure_venv("")
+    py = ensure_venv("properdocs" if engine == "properdocs" else "")
     if job == "serve":
-        return subprocess.call([str(py), "-m", "mkdocs", "serve", *rest])
-    return subprocess.call([str(py), "-m", "mkdocs", "build", "--strict", *rest])
+        return subprocess.call([str(py), "-m", engine, "serve", "-f", "mkdocs.yml", *rest])
+    return subprocess.call([str(py), "-m", engine, "build", "--strict", "-f", "mkdocs.yml", *rest])
 
 
 if __name__ == "__main__":

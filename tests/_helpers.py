@@ -34,7 +34,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     """The environment for a child process, read at call time so that it
     carries the session's PROMPTSPEC_CACHE_DIR (set by conftest after the
     test modules were imported) and the children count into the tmp cache."""
-    return {**os.environ, "NO_MKDOCS_2_WARNING": "1", **extra}
+    return {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true", **extra}
 
 
 # ---------------------------------------------------------------------------

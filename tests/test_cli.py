@@ -17,7 +17,7 @@ import pytest
 
 from promptspec.assemble.builder import Assembler
 from promptspec.assemble.matrix import find_variant, matrix
-from promptspec.cli import DEFAULT_SPEC, build_parser, main
+from promptspec.cli import build_parser, default_spec, main
 from promptspec.spec.load import load_spec
 from promptspec.spec.model import DEFAULT_BODY_ORDER
 
@@ -36,7 +36,7 @@ GOLDEN_VARIANTS = (
 
 def golden_argv(model: str, personality: str, mode: str, sandbox: str) -> list[str]:
     return [
-        "render", "--spec", str(DEFAULT_SPEC), "--model", model, "--personality", personality,
+        "render", "--spec", str(default_spec()), "--model", model, "--personality", personality,
         "--mode", mode, "--axis", f"sandbox_mode={sandbox}", "--format", "layout",
     ]
 
@@ -53,7 +53,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def embedded():
-    return load_spec(DEFAULT_SPEC)
+    return load_spec(default_spec())
 
 
 # ---------------------------------------------------------------------------

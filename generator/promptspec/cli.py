@@ -16,16 +16,16 @@ from typing import NoReturn, Sequence
 from . import __version__
 from .errors import PromptspecError
 
-DEFAULT_SPEC = Path(__file__).resolve().parents[2] / "templates"
-"""The embedded example spec, when running from a checkout."""
-
-
 def default_spec() -> Path:
-    return DEFAULT_SPEC
+    """The embedded example spec (spec/embedded.py: inside the package when
+    installed from a wheel, templates/ in a checkout)."""
+    from .spec.embedded import embedded_spec
+
+    return embedded_spec()
 
 
 def _spec_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help="spec folder (default: the embedded templates/)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help="spec folder (default: the embedded example spec)")
 
 
 def _codex_run_args(p: argparse.ArgumentParser) -> None:
@@ -157,8 +157,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     from . import pipeline
     from .errors import UsageError
     from .site import select as site_select
+    from .site import out_folder
     from .site.base import BaseLoader
-    from .site.build import build_site, write_folder
+    from .site.build import build_site
 
     option = site_select.parse_cli(args.variant_pages)
     if args.list_limit < 1:
@@ -168,15 +169,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     with _progress("assembling") as bar:
         result = pipeline.run(spec_dir, counter=counter, progress=bar)
     t = time.perf_counter()
-    changes = BaseLoader().load(args.base, Path(spec_dir), result, counter=counter, root=Path.cwd())
+    changes = BaseLoader().load(args.base or "lock", Path(spec_dir), result, counter=counter, root=Path.cwd())
     result.timings["base"] = time.perf_counter() - t
     with _progress("pages") as bar:
         site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit, progress=bar)
     t = time.perf_counter()
-    out = write_folder(site, args.out)
+    docs, how = out_folder.write_out(site, result, args.out, docs=args.docs, in_place=args.in_place)
     result.timings["write"] = time.perf_counter() - t
     print(f"wrote {len(site.pages)} pages ({site.variant_page_count} of {len(result.variants)} variants with a page, "
-          f"every one in the explorer) and {len(site.files)} data files to {out}")
+          f"every one in the explorer){f', {docs} hand-written files' if docs else ''} and {len(site.files)} data files to {args.out}{how}")
     _timings(args, result)
     return 0
 
@@ -331,42 +332,9 @@ def _lock_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    import tempfile
+    from .review.commands import diff_command
 
-    from . import pipeline, review
-    from .errors import UsageError
-    from .review.gitspec import digest_tree, load_side, open_side
-
-    gate = None
-    if args.fail_on_increase is not None:
-        try:
-            gate = review.parse_increase(args.fail_on_increase)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    if args.format == "markdown" and args.max_chars < review.MIN_MARKDOWN_CHARS:
-        raise UsageError(f"--max-chars must be at least {review.MIN_MARKDOWN_CHARS}")
-    if args.budget is not None and args.budget < 0:
-        raise UsageError("--budget must not be negative")
-    spec_dir = _review_spec_dir(args)
-    counter = _counter(args)
-    with tempfile.TemporaryDirectory(prefix="promptspec-diff-") as tmp:
-        sides = []
-        for side, ref in (("base", args.base), ("head", args.head)):
-            try:
-                source = open_side(ref, spec_dir=spec_dir, workdir=Path(tmp) / side)
-            except UsageError as exc:
-                raise UsageError(f"{side}: {exc}") from None
-            with _progress(f"assembling {side}") as bar:
-                result = load_side(side, source, lambda path: pipeline.run(path, counter=counter, progress=bar))
-            _timings(args, result, side)
-            sides.append((source, result, digest_tree(source.path)))
-        (bsrc, bres, bfiles), (hsrc, hres, hfiles) = sides
-        diff = review.compare(
-            bres, hres, base_label=bsrc.title, head_label=hsrc.title, budget=args.budget, files=review.file_changes(bfiles, hfiles)
-        )
-    from .review.commands import finish_diff
-
-    return finish_diff(diff, hres, args, gate)
+    return diff_command(args, _review_spec_dir(args), _counter(args), _progress, lambda result, side: _timings(args, result, side))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -410,6 +378,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     return finish_check(data, result, path, _review_spec_dir(args), getattr(args, "format", "text"), __version__)
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    from .review import history, history_report, series, sides
+
+    with _progress("reading releases") as bar:
+        releases = series.load_series(sides.parse_sides(args.sides), spec_dir=_review_spec_dir(args), counter=_counter(args), progress=bar)
+    sys.stdout.write(history_report.format_history(history.build_history(releases), args.format))
+    return 0
+
+
 # ---------------------------------------------------------------------------
 
 
@@ -441,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"promptspec {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
-    parser.add_argument("--cache-dir", type=Path, default=None, help="token cache folder (default: ~/.cache/promptspec)")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="token cache folder (default: the user cache folder, e.g. ~/.cache/promptspec)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print the pipeline's stage timings to stderr (list, build, explore, lock, check, diff, lint)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -476,9 +453,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", help="write the site's pages as a plain folder of Markdown + assets (for other site engines)", parents=[verbose])
     _spec_arg(p)
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds; see --in-place)")
     p.add_argument("--path", default="prompts", metavar="FOLDER", help="folder of the pages inside DIR (default: prompts)")
-    p.add_argument("--base", default="lock", metavar="BASE",
+    p.add_argument("--docs", type=Path, default=None, metavar="DOCS",
+                   help="hand-written pages to copy into DIR, with their <!-- promptspec:... --> examples expanded")
+    p.add_argument("--in-place", action="store_true",
+                   help="rewrite only changed files (each atomically) and remove stale ones, so watchers such as zensical serve reload")
+    p.add_argument("--base", default=None, metavar="BASE",
                    help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder")
     p.add_argument("--variant-pages", action="append", default=None, metavar="WHICH",
                    help="which variants get a page of their own (the others are in the explorer): auto (default: all up to "
@@ -552,6 +533,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("history", help="what each release did to every assembled request (a series of revisions, folders or locks)", parents=[verbose])
+    p.add_argument("sides", nargs="+", metavar="SIDE",
+                   help="in release order: a git revision or tag, dir:PATH (a spec folder) or lock:PATH (a lock file), "
+                        "each optionally followed by ,label=NAME and ,date=YYYY-MM-DD (docs/history.md)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.set_defaults(func=cmd_history)
 
     for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):
         p = sub.add_parser(name, help=help_text, parents=[verbose])
@@ -561,6 +549,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
         p.set_defaults(func=cmd_lock if name == "lock" else cmd_check)
 
+    from .authoring.editor import add_commands
+
+    add_commands(sub, build_parser)  # schema, completion
+
     return parser
 
 
@@ -568,6 +560,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.command not in ("schema", "completion"):
+            from .util.project_config import apply_defaults
+
+            apply_defaults(args)  # [tool.promptspec] in the nearest pyproject.toml
         return args.func(args)
     except PromptspecError as exc:
         if args.debug:

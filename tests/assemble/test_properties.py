@@ -229,7 +229,7 @@ RENDER_ALL = textwrap.dedent(
     from promptspec.spec.load import load_spec
 
     out = sys.stdout.buffer
-    for v in matrix(load_spec(cli.DEFAULT_SPEC)):
+    for v in matrix(load_spec(cli.default_spec())):
         argv = ["render", "--format", "json", "--model", v.model, "--personality", v.personality, "--mode", v.mode]
         argv += [f"--axis={axis}={value}" for axis, value in v.extra]
         buf = io.StringIO()

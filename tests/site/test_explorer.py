@@ -458,6 +458,10 @@ def test_browser_shows_the_picked_variant_exactly(served):
         driver.get(url + "#variant=harbor-5/none/execute/workspace-write")
         root = driver.find_element(By.CSS_SELECTOR, ".promptspec-explorer")
         WebDriverWait(driver, 20).until(lambda d: root.get_attribute("data-variant") == "harbor-5/none/execute/workspace-write")
+        # The site's pages link with a query (?variant=), which Zensical does not check as a heading anchor.
+        driver.get(url + "?variant=harbor-5/friendly/plan/read-only")
+        root = driver.find_element(By.CSS_SELECTOR, ".promptspec-explorer")
+        WebDriverWait(driver, 20).until(lambda d: root.get_attribute("data-variant") == "harbor-5/friendly/plan/read-only")
 
         # Opened from disk (file://), the data comes from the script copy.
         driver.get((out / "index.html").as_uri())

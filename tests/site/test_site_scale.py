@@ -39,7 +39,7 @@ def result(tmp_path_factory):
 
 
 def deep_link(v) -> str:
-    return f"explorer/#variant={v.id}"
+    return f"explorer/?variant={v.id}"
 
 
 # ---------------------------------------------------------------------------
@@ -146,8 +146,8 @@ def test_filtered_site_has_pages_only_for_the_filter(filtered_site, result):
     v = next(v for v in result.variants if v.mode == "plan")
     page = (site_dir / "prompts" / "variants" / v.slug / "index.html").read_text(encoding="utf-8")
     other = next(w for w in result.variants if w.mode == "execute" and w.values[:2] == v.values[:2] and w.values[3:] == v.values[3:])
-    assert f'href="../../explorer/#variant={other.id}"' in page
-    assert f'href="../../explorer/#variant={v.id}"' in page  # "open in explorer"
+    assert f'href="../../explorer/?variant={other.id}"' in page
+    assert f'href="../../explorer/?variant={v.id}"' in page  # "open in explorer"
     count, broken = broken_links(site_dir)
     assert count > 500 and broken == []
 
@@ -185,7 +185,7 @@ def test_summary_site_builds_strict_without_broken_links(summary_site, result):
     mode = (site_dir / "prompts" / "modes" / "plan" / "index.html").read_text(encoding="utf-8")
     assert "More than 5, so not listed one by one" in mode
     assert "plan vs default" in mode and "pairs where it differs" in mode
-    assert "explorer/#variant=" in mode
+    assert "explorer/?variant=" in mode
 
 
 # ---------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_overview_pages_summarise_above_the_limit(result):
     frag = s.pages["prompts/fragments/collaboration_mode.md"]
     assert "so each rendering says which variants use it" in frag
     assert "mode = <code>plan</code>" in frag
-    assert frag.count("explorer/#variant=") <= frag.count("rendering ") + 1
+    assert frag.count("explorer/?variant=") <= frag.count("rendering ") + 1
     # Same pages, smaller.
     full = site.build_site(result, links="dir")
     assert len(plan) < len(full.pages["prompts/modes/plan.md"])

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..assemble.builder import PERSONALITY_PLACEHOLDER
 from ..errors import SpecError, UsageError
 from ..spec.load import load_spec
+from ..spec.schemas import modeline
 from ..spec.model import (
     DEFAULT_MODES,
     DEFAULT_PERSONALITIES,
@@ -55,6 +56,7 @@ def check_new_name(name: str, what: str) -> str:
 
 
 FRAGMENT_YAML = """\
+{modeline}
 # Fragment `{name}`: one section of the request Codex sends.
 # Each key is described in docs/spec-format.md ("Fragment definitions");
 # `promptspec lint` checks the rules in docs/guide/lint-rules.md.
@@ -120,6 +122,7 @@ def new_fragment(spec_dir: Path, name: str, role: str, slot: str | None = None, 
         if path.exists():
             raise UsageError(f"{spec.fs.display(path)} already exists; refusing to overwrite it")
     text = FRAGMENT_YAML.format(
+        modeline=modeline("fragment"),
         name=name,
         role=role,
         slot=slot,

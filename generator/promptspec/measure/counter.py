@@ -54,7 +54,10 @@ _SQLITE_NOTADB = 26
 
 
 def default_cache_dir() -> Path:
-    """Where counts persist by default: a user cache dir, never the source tree.
+    """Where counts persist by default: the platform's user cache folder
+    (``~/.cache/promptspec`` or ``$XDG_CACHE_HOME/promptspec`` on Linux,
+    ``~/Library/Caches/promptspec`` on macOS, ``%LOCALAPPDATA%\\promptspec\\Cache``
+    on Windows), never the source tree.
 
     Keeping the cache out of the repository means a checkout stays clean and
     a CI cache step can point ``PROMPTSPEC_CACHE_DIR`` wherever it likes.
@@ -62,10 +65,9 @@ def default_cache_dir() -> Path:
     override = os.environ.get("PROMPTSPEC_CACHE_DIR")
     if override:
         return Path(override).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "promptspec"
-    return Path.home() / ".cache" / "promptspec"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("promptspec", appauthor=False))
 
 
 def _digest(text: str) -> str:

@@ -1,6 +1,9 @@
 """Reviewing a change: two sides compared (diff.py), formatted for a reviewer
 (report.py), sides read from git revisions or folders (gitspec.py), and the
-lock file (lockfile.py).
+lock file (lockfile.py).  A release series: sides written explicitly
+(sides.py), read (series.py), reduced (releases.py), compared step by step
+(history.py, with reach.py saying which variants a change reaches) and
+formatted (history_report.py).
 
 May import `pipeline` and everything below it; nothing imports `review` but
 `site` and `cli`.
@@ -24,7 +27,9 @@ from .diff import (
     to_json,
 )
 from .budgets import increases_over, parse_increase
+from .history import History, Step, build_history
 from .lockfile import INSTRUCTIONS, LockDiff
+from .sides import Side, parse_side, parse_sides
 from .report import (
     MARKDOWN_ROWS,
     MIN_MARKDOWN_CHARS,
@@ -38,6 +43,12 @@ from .report import (
 )
 
 __all__ = [
+    "History",
+    "Side",
+    "Step",
+    "build_history",
+    "parse_side",
+    "parse_sides",
     "INSTRUCTIONS",
     "LockDiff",
     "ChangeGroup",

@@ -17,6 +17,43 @@ from ..util.annotations import repo_relative
 from .budgets import diff_breaches, format_breaches, increases_over, result_breaches
 
 
+def diff_command(args: Any, spec_dir: Path, counter: Any, progress: Any, timings: Any) -> int:
+    """`promptspec diff`: check the options, load both sides (git revision or folder), compare, report, gate."""
+    import tempfile
+
+    from .. import pipeline
+    from ..errors import UsageError
+    from .budgets import parse_increase
+    from .diff import compare, file_changes
+    from .gitspec import digest_tree, load_side, open_side
+    from .report import MIN_MARKDOWN_CHARS
+
+    gate = None
+    if args.fail_on_increase is not None:
+        try:
+            gate = parse_increase(args.fail_on_increase)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if args.format == "markdown" and args.max_chars < MIN_MARKDOWN_CHARS:
+        raise UsageError(f"--max-chars must be at least {MIN_MARKDOWN_CHARS}")
+    if args.budget is not None and args.budget < 0:
+        raise UsageError("--budget must not be negative")
+    with tempfile.TemporaryDirectory(prefix="promptspec-diff-") as tmp:
+        sides = []
+        for side, ref in (("base", args.base), ("head", args.head)):
+            try:
+                source = open_side(ref, spec_dir=spec_dir, workdir=Path(tmp) / side)
+            except UsageError as exc:
+                raise UsageError(f"{side}: {exc}") from None
+            with progress(f"assembling {side}") as bar:
+                result = load_side(side, source, lambda path: pipeline.run(path, counter=counter, progress=bar))
+            timings(result, side)
+            sides.append((source, result, digest_tree(source.path)))
+        (bsrc, bres, bfiles), (hsrc, hres, hfiles) = sides
+        diff = compare(bres, hres, base_label=bsrc.title, head_label=hsrc.title, budget=args.budget, files=file_changes(bfiles, hfiles))
+    return finish_diff(diff, hres, args, gate)
+
+
 def finish_diff(diff: Any, head_result: Any, args: Any, gate: tuple[float, bool] | None) -> int:
     """Print the report in `args.format`, then the gates on stderr; the exit status."""
     from .report import format_diff

@@ -183,6 +183,8 @@ def build(result) -> dict[str, Any]:
         "generator": "promptspec",
         "hash": HASH_RULE,
         "tokens": TOKENS_RULE,
+        # Variant ids are the axis values joined by "/": the names say which is which (for `history` over lock files).
+        "axes": [{"name": name, "values": list(values)} for name, values in result.spec.axes],
         "variants": {m.request.variant.id: variant_entry(result.spec, m) for m in result.measures},
         "sources": sources_data(result),
     }

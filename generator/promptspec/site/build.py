@@ -2,8 +2,7 @@
 
 The MkDocs plugin adds these as generated files; `promptspec build --out`
 writes them as a plain folder for other site engines.  Nothing here does I/O
-except `assets()` (reading package data) and `write_folder()` (the one place
-that writes, through atomic.replace_tree).
+except `assets()` (reading package data); out_folder.py writes the folder.
 
 Layout, under `prefix` (default `prompts/`):
 
@@ -35,13 +34,12 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..assemble import export
-from ..errors import UsageError
 from ..pipeline import Result
-from ..util.atomic import replace_tree
 from . import (
     axis_pages,
     explorer,
     fragment_pages,
+    history_pages,
     matrix_page,
     page_parts,
     tool_pages,
@@ -142,6 +140,8 @@ def build_site(
     cache: PageCache | None = None,
     progress: Callable[[int, int], None] | None = None,
     conformance: Any = None,
+    history: Any = None,
+    history_chart: Sequence[str] = (),
 ) -> Site:
     """Every page of the site, in a deterministic order.
 
@@ -152,7 +152,9 @@ def build_site(
     variants get a page (site_select: auto, all, none, a filter mapping or a
     parsed VariantPages); `list_limit`: overview pages summarise above this
     many variants (index.LIST_LIMIT); `cache`: a PageCache kept between
-    builds; `progress(done, total)`: called as pages are made.  Adds
+    builds; `progress(done, total)`: called as pages are made; `history`: a
+    review.history.History for the History section (None: no section), whose
+    timeline follows the variants `history_chart` names.  Adds
     result.timings["explorer"] (its data) and ["pages"] (everything else)."""
     if findings is None:
         findings = site_lint.run(result)
@@ -197,6 +199,9 @@ def build_site(
     if progress is not None:
         progress(total, total)
     nav = overview_pages(prefix)
+    if history is not None:  # review.history.History: the History section (history_pages.py)
+        pages.update(history_pages.pages(idx, history, chart_variants=history_chart))
+        nav += (("History", history_pages.timeline_page_path(idx)),)
     pages = dict(sorted(pages.items()))
     result.timings["explorer"] = explorer_s
     result.timings["pages"] = time.perf_counter() - started - explorer_s
@@ -267,29 +272,3 @@ def error_page(title: str, message: str) -> str:
         + block(f"<p>The spec could not be built:</p>\n<pre><code>{h(message)}</code></pre>", cls="ps-error admonition failure")
         + "\n"
     )
-
-
-def write_folder(site: Site, out: Path) -> Path:
-    """Write the site as a plain folder, replacing `out` only when complete.
-
-    Everything is staged in a folder beside `out` and swapped in at the end
-    (atomic.replace_tree), so a failed or interrupted build leaves the
-    previous output untouched.  An existing `out` is only replaced if an
-    earlier `build` wrote it (it holds MARKER_FILE) or it is empty."""
-    out = Path(out)
-    if out.exists():
-        if not out.is_dir():
-            raise UsageError(f"{out} exists and is not a folder; choose another --out")
-        if any(out.iterdir()) and not (out / MARKER_FILE).is_file():
-            raise UsageError(f"{out} is not empty and was not written by 'promptspec build'; choose another --out or empty it")
-    with replace_tree(out) as staging:
-        for rel, content in sorted(site.all_files().items()):
-            target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content.encode("utf-8"))
-        for rel, data in sorted(assets().items()):
-            target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        (staging / MARKER_FILE).write_text("written by promptspec build; the folder is replaced on every build\n", encoding="utf-8")
-    return out

@@ -199,12 +199,21 @@ class Paths:
                 rel = self._shared[key] = _join_rel(base, *target)
         else:
             rel = _join_rel(base, *target)
-        return rel + "#" + anchor if anchor else rel
+        if not anchor:
+            return rel
+        return rel + anchor if anchor[0] == "?" else rel + "#" + anchor  # "?..." is a query (explorer_href)
 
     def explorer_href(self, from_src: str, v: Variant | None = None) -> str:
-        """The explorer page, opened at variant `v` (its deep link `#variant=<id>`)."""
-        anchor = None if v is None else "variant=" + quote(v.id, safe="/")
-        return self.href(from_src, self.explorer_page, anchor)
+        """The explorer page, opened at variant `v` (its deep link `?variant=<id>`:
+        a query, not an #anchor, which site engines such as Zensical check
+        against the page's headings)."""
+        return self.href(from_src, self.explorer_page, None if v is None else explorer_query(v))
+
+
+def explorer_query(v: Variant) -> str:
+    """The explorer's deep link to `v` as a query, not an #anchor: site
+    engines such as Zensical check anchors against the page's headings."""
+    return "?variant=" + quote(v.id, safe="/")
 
 
 class SiteIndex(Paths):
@@ -266,7 +275,7 @@ class SiteIndex(Paths):
         """(page, anchor) a link to `v` points at: its page, else the explorer at `v`."""
         if self.has_page(v):
             return self.variant_page(v), None
-        return self.explorer_page, "variant=" + quote(v.id, safe="/")
+        return self.explorer_page, explorer_query(v)
 
     # -- lookups --------------------------------------------------------------
     @cached_property

@@ -12,12 +12,15 @@ up, the error goes to the terminal and onto every page, and fixing the spec
           spec: templates            # spec folder, relative to mkdocs.yml
           path: prompts              # folder of the generated pages
           mermaid_js: null           # local mermaid.min.js for offline diagrams
-          cache_dir: null            # token cache (default ~/.cache/promptspec)
+          cache_dir: null            # token cache (default: the user cache folder, e.g. ~/.cache/promptspec)
           base: lock                 # Changes page: lock | none | a git revision | a spec folder
           lint_rules: guide/lint-rules.md   # docs page that lint rule IDs link to (if it exists)
           variant_pages: auto        # a page per variant: auto (all up to 1,000 variants, else none),
                                      # all, none, or a filter such as {mode: plan} (select.py)
           list_limit: 200            # overview pages summarise above this many variants
+          history: null              # releases in order, for a History section (history_pages.py):
+                                     # [v1.0, {side: v1.1, label: "1.1", date: 2026-10-02}, dir:old, lock:a.json]
+          history_chart: []          # variant ids the timeline follows (default: one per model)
 
 Every variant is always in the explorer page (prompts/explorer/); a variant
 without a page of its own is linked to the explorer's deep link instead.
@@ -97,6 +100,8 @@ class PromptspecConfig(base.Config):
     variant_pages = _VariantPages()
     list_limit = c.Type(int, default=LIST_LIMIT)
     conformance = c.Optional(c.Type(str))  # a stored `promptspec verify --out` report
+    history = c.Optional(c.Type(list))
+    history_chart = c.Type(list, default=[])
 
 
 class PromptspecPlugin(BasePlugin[PromptspecConfig]):
@@ -116,6 +121,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.session = None  # pipeline.Session, kept across serve rebuilds
         self.session_key = None
         self.cache = None  # site.PageCache, likewise
+        self.series = None  # review.series.SeriesCache: history releases, likewise
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -183,6 +189,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             self.base_error = message
             changes = site_changes.failed(self.config.base, message)
         result.timings["base"] = time.perf_counter() - t
+        history = self._history(counter) if self.config.history else None
         rules = self.config.lint_rules if files.get_file_from_path(self.config.lint_rules) is not None else None
         conformance = None
         if self.config.conformance:
@@ -197,6 +204,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 findings=findings, changes=changes, rules_page=rules,
                 variant_pages=self.config.variant_pages, list_limit=self.config.list_limit,
                 cache=cache, progress=bar, conformance=conformance,
+                history=history, history_chart=tuple(map(str, self.config.history_chart)),
             )
         changed = self.session.changes
         redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"
@@ -206,6 +214,26 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             cache.made, cache.reused, pipeline.format_timings(result.timings),
         )
         return site, result
+
+    def _history(self, counter):
+        """The History section's data (option `history`); releases are kept across serve rebuilds."""
+        from ..review import history, series
+        from . import history_pages
+
+        if self.series is None:
+            self.series = series.SeriesCache()
+        t = time.perf_counter()
+        try:
+            sides = history_pages.parse_option(self.config.history)
+            releases = series.load_series(sides, spec_dir=self.spec_dir, counter=counter, root=self.base_dir, cache=self.series)
+        except PromptspecError as exc:
+            if not self.serving:
+                raise PluginError(f"promptspec: error: option 'history': {exc.oneline()}") from None
+            _report(f"promptspec: error: option 'history': {exc.oneline()} (the History section is off until it is fixed)")
+            return None
+        built = history.build_history(releases)
+        log.info("promptspec: history of %d releases in %.2f s", len(releases), time.perf_counter() - t)
+        return built
 
     def _stub(self, message: str):
         """Pages for the nav when the spec has never built in this session."""

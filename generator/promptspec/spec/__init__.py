@@ -10,6 +10,9 @@ from .catalog import (
     MODEL_KEYS,
     parse_models,
 )
+from .embedded import (
+    embedded_spec,
+)
 from .files import (
     MAX_FILE_BYTES,
     SpecFS,
@@ -86,6 +89,7 @@ __all__ = [
     "SYSTEM_DIRS",
     "Spec",
     "SpecFS",
+    "embedded_spec",
     "check_name",
     "check_unique_slugs",
     "find_line",

@@ -326,8 +326,12 @@
 
   // -- wiring -----------------------------------------------------------------
 
+  // A variant is named by the page's links as ?variant=ID (a query: site
+  // engines check #anchors against the page's headings, and this is no
+  // heading), and by the explorer itself as #variant=ID once the reader picks
+  // one; the hash, the newer choice, wins.
   function fromHash(data) {
-    var m = /^#variant=(.+)$/.exec(window.location.hash);
+    var m = /^#variant=(.+)$/.exec(window.location.hash) || /[?&]variant=([^&]+)/.exec(window.location.search);
     if (!m) return null;
     var values = decodeURIComponent(m[1]).split("/");
     if (values.length !== data.axes.length) return null;
