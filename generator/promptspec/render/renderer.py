@@ -75,6 +75,19 @@ class Renderer:
         )
         self.env.filters.update(_guarded_filters(self.env.filters))
         self._compiled: dict[tuple[str, str], jinja2.Template] = {}
+        # Provenance of {% include %}/{% import %}: Jinja caches loaded
+        # templates, so the file read happens once; `_load_template` runs on
+        # every include, so each render that includes a file notes it.
+        load_template = self.env._load_template
+
+        def _noting_load_template(name: Any, globals: Any) -> jinja2.Template:
+            template = load_template(name, globals)
+            if self.fs.log.active and template.filename:
+                path = Path(template.filename)
+                self.fs.log.note(self.fs.source_ref(path, self.fs.read_text(str(name))[0]))
+            return template
+
+        self.env._load_template = _noting_load_template  # type: ignore[method-assign]
         self._codex_sources: dict[str, tuple[str, Path]] = {}
 
     # -- template globals -------------------------------------------------

@@ -62,7 +62,8 @@ def _facts(idx: SiteIndex, v: Variant, page: str) -> str:
     if m.compact_limit is not None:
         rows.append([
             Cell("auto-compact", header=True),
-            f"at {num(m.compact_limit)} ({h(m.compact_limit_source)}); headroom {num(m.headroom)}",
+            f"at {num(m.compact_limit)} ({h(m.compact_limit_source)}); headroom {num(m.headroom)} "
+            f"<span class=\"ps-dim\">by Codex's ⌈bytes/4⌉ estimate ({num(m.estimate)}), the figure Codex compares with the limit</span>",
         ])
     rows.append([
         Cell("download", header=True),
@@ -147,9 +148,14 @@ def _section_html(u: SectionUse, fragment_href: str) -> str:
         [Cell("start marker", header=True), quoted(s.start) if s.start else "none"],
         [Cell("end marker", header=True), quoted(s.end) if s.end else "none"],
         [Cell("tokens", header=True), f"{num(u.tokens)} (Codex estimate {num(u.estimate)})"],
-        [Cell("source", header=True), f"<code>{h(s.source)}</code>"],
+        [Cell("built from", header=True), _sources_html(s.sources) or f"<code>{h(s.source)}</code>"],
     ]
     return _details(summary, meta, s.text, anchor=section_id(u.message, u.index), key=f"{u.message}.{u.index}", cls=f"ps-section ps-role-{s.role}")
+
+
+def _sources_html(refs) -> str:
+    """Every file (and models.json / spec.yaml field) a text was built from, with its lines."""
+    return ", ".join(f"<code>{h(str(r))}</code>" for r in refs)
 
 
 def _prompt(idx: SiteIndex, v: Variant, page: str) -> list[str]:
@@ -164,7 +170,7 @@ def _prompt(idx: SiteIndex, v: Variant, page: str) -> list[str]:
     meta = [
         [Cell("rule", header=True), f"<code>{h(base.rule)}</code>" + (f" — <code>{h(base.detail)}</code>" if base.detail else "")],
         [Cell("tokens", header=True), f"{num(m.base)} (Codex estimate {num(m.base_estimate)})"],
-        [Cell("source", header=True), f"<code>{h(base.source)}</code>"],
+        [Cell("built from", header=True), _sources_html(base.sources) or f"<code>{h(base.source)}</code>"],
     ]
     out.append(block(_details(summary, meta, base.text, anchor="s-base", key="base", cls="ps-section ps-role-base"), cls="ps-prompt-part"))
     uses = idx.uses(v)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import SpecError
+from .provenance import ReadLog, SourceRef, file_ref
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """Largest spec file we read: a prompt text bigger than this is a mistake."""
@@ -43,6 +44,9 @@ class SpecFS:
         self._cache: dict[Path, str] = {}
         self.read_paths: set[Path] = set()
         self.bytes_read = 0
+        self.log = ReadLog()
+        """Provenance: every read made while a frame is open is noted in it."""
+        self._refs: dict[Path, tuple[str, SourceRef]] = {}
 
     def resolve(self, ref: str, *, origin: str | Path | None = None) -> Path:
         where = origin if origin is not None else self.root
@@ -121,11 +125,25 @@ class SpecFS:
                         path,
                         hint="a spec this large is almost certainly a mistake; remove unused or generated files",
                     )
-            return text, path
         except SpecError as exc:
             if exc.path == path:  # name the file as the spec does, not by its absolute path
                 raise SpecError(exc.message, self.display(path), line=exc.line, column=exc.column, hint=exc.hint) from None
             raise
+        if self.log.active:
+            self.log.note(self.source_ref(path, text))
+        return text, path
+
+    def source_ref(self, path: Path, text: str) -> SourceRef:
+        """The provenance record of a file read (memoised: display() resolves the path)."""
+        hit = self._refs.get(path)
+        if hit is None or hit[0] is not text:
+            hit = self._refs[path] = (text, file_ref(self.display(path), text))
+        return hit[1]
+
+    def ref_of(self, ref: str) -> SourceRef:
+        """The provenance record of a spec file named by reference (reads it)."""
+        text, path = self.read_text(ref)
+        return self.source_ref(path, text)
 
     def display(self, path: Path) -> str:
         """A stable, machine-independent name for a file (for pages and locks)."""

@@ -25,6 +25,7 @@ from .model import (
     ROLES,
     SPEC_FILE,
     AgentsConfig,
+    Budget,
     Choice,
     Fragment,
     Rule,
@@ -51,6 +52,7 @@ SPEC_KEYS = {
     "tokens",
     "instructions_override",
     "limits",
+    "budgets",
     "layouts",
     "refuse",
     "derived",
@@ -58,6 +60,8 @@ SPEC_KEYS = {
     "tools",
     "request",
 }
+
+BUDGET_KEYS = {"max_tokens", "max_percent", "max_delta"}
 
 
 def load_spec(root: str | Path) -> Spec:
@@ -207,6 +211,7 @@ def load_spec(root: str | Path) -> Spec:
         fs=fs,
         limits=limits,
         raw=data,
+        budgets=_budgets(top, shown, {m.slug for m in models}),
         layouts=layouts,
         refuse=MappingProxyType(refuse),
         derived=MappingProxyType(derived),
@@ -214,6 +219,45 @@ def load_spec(root: str | Path) -> Spec:
         tools=tool_defs,
         request=request,
     )
+
+
+def _budgets(top: Reader, shown: str, slugs: set[str]) -> tuple[Budget, ...]:
+    """`budgets: {MODEL-or-pattern-or-all: {max_tokens, max_percent, max_delta}}`."""
+    import fnmatch
+
+    raw = top.get("budgets", dict, {}) or {}
+    br = Reader(raw, shown, "budgets")
+    out = []
+    for key in raw:
+        pattern = "*" if str(key) == "all" else str(key)
+        line = br.line(key)
+        if not any(fnmatch.fnmatchcase(s, pattern) for s in slugs):
+            raise SpecError(f"budget for {key!r} matches no model", shown, line=line, hint=f"use 'all' or a model slug: {', '.join(sorted(slugs))}")
+        r = Reader(raw[key], shown, f"budget for {key!r}")
+        r.unknown(BUDGET_KEYS, f"budgets.{key}")
+        if not r.data:
+            raise r.err(None, f"budget for {key!r} sets no limit", hint="set max_tokens, max_percent or max_delta")
+        max_tokens = r.get("max_tokens", int)
+        max_percent = r.get("max_percent", (int, float))
+        delta = r.get("max_delta", (int, str))
+        max_delta = max_delta_percent = None
+        if isinstance(delta, str):
+            text = delta.strip()
+            try:
+                max_delta_percent = float(text[:-1]) if text.endswith("%") else None
+            except ValueError:
+                max_delta_percent = None
+            if max_delta_percent is None:
+                raise r.err("max_delta", f"max_delta must be a number of tokens or a percentage such as 5%, found {delta!r}")
+        else:
+            max_delta = delta
+        for name, value in (("max_tokens", max_tokens), ("max_percent", max_percent), ("max_delta", max_delta), ("max_delta", max_delta_percent)):
+            if value is not None and value < 0:
+                raise r.err(name, f"{name} must not be negative, found {value}")
+        if max_percent is not None and max_percent > 100:
+            raise r.err("max_percent", f"max_percent is a share of the usable window (0-100), found {max_percent}")
+        out.append(Budget(pattern, max_tokens, None if max_percent is None else float(max_percent), max_delta, max_delta_percent, line, str(key)))
+    return tuple(out)
 
 
 LIMIT_CEILINGS: Mapping[str, int | float] = MappingProxyType(
