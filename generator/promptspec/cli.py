@@ -37,10 +37,11 @@ def _spec_dir(args: argparse.Namespace) -> Path:
     return args.spec if args.spec is not None else default_spec()
 
 
-def _counter(args: argparse.Namespace):
+def _counter(args: argparse.Namespace, *, verify: bool = False):
+    # verify: the gates (diff, check) never take counts from the disk cache.
     from .measure.counter import TokenCounter
 
-    return TokenCounter(getattr(args, "cache_dir", None))
+    return TokenCounter(getattr(args, "cache_dir", None), verify=verify)
 
 
 def _progress(label: str):
@@ -251,6 +252,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
 # lint
 
 
+def _write_findings(args: argparse.Namespace, findings) -> None:
+    from . import __version__
+    from .authoring.findings import render_findings
+    from .util.annotations import repo_relative
+
+    sys.stdout.write(render_findings(findings, args.format, strict=args.strict, prefix=repo_relative(_spec_dir(args)), version=__version__))
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     import time
 
@@ -268,16 +277,13 @@ def cmd_lint(args: argparse.Namespace) -> int:
         # The spec loads but does not assemble: the static rules often say why.
         static = lint.check_spec(spec)
         if static:
-            sys.stdout.write(lint.format_text(static, strict=args.strict) if args.format == "text" else json.dumps(lint.to_json(static, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
+            _write_findings(args, static)
         raise
     t = time.perf_counter()
     findings = lint.lint(result)
     result.timings["lint"] = time.perf_counter() - t
     _timings(args, result)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(lint.to_json(findings, strict=args.strict), indent=2, ensure_ascii=False) + "\n")
-    else:
-        sys.stdout.write(lint.format_text(findings, strict=args.strict))
+    _write_findings(args, findings)
     errors, _ = lint.counts(findings, strict=args.strict)
     return 1 if errors else 0
 
@@ -327,51 +333,19 @@ def _lock_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    import tempfile
+    from .review.commands import diff_command
 
-    from . import pipeline, review
-    from .errors import UsageError
-    from .review.gitspec import digest_tree, load_side, open_side
+    return diff_command(args, _review_spec_dir(args), _counter(args, verify=True), _progress, lambda result, side: _timings(args, result, side))
 
-    gate = None
-    if args.fail_on_increase is not None:
-        try:
-            gate = review.parse_increase(args.fail_on_increase)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    if args.format == "markdown" and args.max_chars < review.MIN_MARKDOWN_CHARS:
-        raise UsageError(f"--max-chars must be at least {review.MIN_MARKDOWN_CHARS}")
-    if args.budget is not None and args.budget < 0:
-        raise UsageError("--budget must not be negative")
-    spec_dir = _review_spec_dir(args)
-    counter = _counter(args)
-    with tempfile.TemporaryDirectory(prefix="promptspec-diff-") as tmp:
-        sides = []
-        for side, ref in (("base", args.base), ("head", args.head)):
-            try:
-                source = open_side(ref, spec_dir=spec_dir, workdir=Path(tmp) / side)
-            except UsageError as exc:
-                raise UsageError(f"{side}: {exc}") from None
-            with _progress(f"assembling {side}") as bar:
-                result = load_side(side, source, lambda path: pipeline.run(path, counter=counter, progress=bar))
-            _timings(args, result, side)
-            sides.append((source, result, digest_tree(source.path)))
-        (bsrc, bres, bfiles), (hsrc, hres, hfiles) = sides
-        diff = review.compare(
-            bres, hres, base_label=bsrc.title, head_label=hsrc.title, budget=args.budget, files=review.file_changes(bfiles, hfiles)
-        )
-    command = " ".join(["promptspec diff", args.base, *([args.head] if args.head else [])])
-    sys.stdout.write(review.format_diff(diff, args.format, max_chars=args.max_chars, command=command))
-    if gate is not None:
-        over = review.increases_over(diff, *gate)
-        if over:
-            top = over[0]
-            print(
-                f"promptspec: {len(over)} variant(s) grew by more than {args.fail_on_increase} "
-                f"(largest: {top.id} {top.total_before} -> {top.total_after}, +{top.delta})",
-                file=sys.stderr,
-            )
-            return 1
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from . import pipeline
+    from .review.pair import compare_command
+
+    with _progress("assembling") as bar:
+        result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
+    _timings(args, result)
+    sys.stdout.write(compare_command(result, args.a, args.b, args.format))
     return 0
 
 
@@ -389,7 +363,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from . import pipeline, review
+    from . import pipeline
     from .errors import UsageError
     from .review import lockfile
 
@@ -397,14 +371,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UsageError(f"no lock file at {path}; run `promptspec lock` to create it, then commit it")
     data = lockfile.read(path)
-    result = pipeline.run(_review_spec_dir(args), counter=_counter(args))
+    result = pipeline.run(_review_spec_dir(args), counter=_counter(args, verify=True))
     _timings(args, result)
-    diff = review.compare_to_lock(data, result)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(diff.to_data(), indent=2, ensure_ascii=False, sort_keys=True) + "\n")
-    else:
-        sys.stdout.write(lockfile.format_check(diff, str(path)))
-    return 0 if diff.matches else 1
+    from . import __version__
+    from .review.commands import finish_check
+
+    return finish_check(data, result, path, _review_spec_dir(args), getattr(args, "format", "text"), __version__)
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -434,6 +406,9 @@ TOKENS_EPILOG = (
     "usable window, headroom before auto-compaction and the lock file include the tools; Codex's "
     "ceil(bytes/4) estimate is shown beside every count."
 )
+
+
+FINDINGS_FORMATS = "github: workflow annotations on file and line; sarif: SARIF 2.1.0 for code scanning"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -486,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--in-place", action="store_true",
                    help="rewrite only changed files (each atomically) and remove stale ones, so watchers such as zensical serve reload")
     p.add_argument("--base", default=None, metavar="BASE",
-                   help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder")
+                   help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder (./DIR or dir:DIR)")
     p.add_argument("--variant-pages", action="append", default=None, metavar="WHICH",
                    help="which variants get a page of their own (the others are in the explorer): auto (default: all up to "
                         "1,000 variants, else none), all, none, or AXIS=VALUE[,VALUE...] (globs allowed; repeat for more axes)")
@@ -521,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
     _spec_arg(p)
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
     p.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
     p.set_defaults(func=cmd_lint)
 
@@ -544,15 +519,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     review_spec_help = "spec folder (default: templates/ of the current git repository, else the embedded spec); for revisions, its path in the repository"
     p = sub.add_parser("diff", help="what a spec change does to every variant (git revisions or spec folders)", parents=[verbose])
-    p.add_argument("base", metavar="BASE", help="git revision (e.g. origin/main) or spec folder")
-    p.add_argument("head", metavar="HEAD", nargs="?", default=None, help="git revision or spec folder (default: the working tree)")
+    p.add_argument("base", metavar="BASE", help="git revision (origin/main, or rev:NAME) or spec folder written as a path (./DIR, DIR/, or dir:DIR)")
+    p.add_argument("head", metavar="HEAD", nargs="?", default=None, help="git revision or spec folder, as for BASE (default: the working tree)")
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("--budget", type=int, default=None, metavar="N", help="flag variants whose total goes over N tokens")
     p.add_argument("--max-chars", type=int, default=60000, metavar="N", help="markdown size cap (default 60000; GitHub comments hold 65536)")
     p.add_argument("--fail-on-increase", default=None, metavar="N[%]", help="exit 1 if any variant's total grows by more than N tokens (or N%%)")
+    p.add_argument("--fail-on-budget", action="store_true",
+                   help="exit 1 when a variant newly goes over --budget or past its auto-compaction limit (spec.yaml budgets: always gate)")
     p.set_defaults(func=cmd_diff)
 
+    p = sub.add_parser("compare", help="what one variant sends that another does not, section by section", parents=[verbose])
+    p.add_argument("a", metavar="A", help="a variant id, e.g. harbor-5/pragmatic/default/workspace-write")
+    p.add_argument("b", metavar="B", help="another variant id, or AXIS=VALUE[,AXIS=VALUE] to change A's values (e.g. personality=friendly)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.set_defaults(func=cmd_compare)
     p = sub.add_parser("history", help="what each release did to every assembled request (a series of revisions, folders or locks)", parents=[verbose])
     p.add_argument("sides", nargs="+", metavar="SIDE",
                    help="in release order: a git revision or tag, dir:PATH (a spec folder) or lock:PATH (a lock file), "
@@ -566,7 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
         p.add_argument("--lock", type=Path, default=None, metavar="PATH", help="lock file (default: prompts.lock.json in the spec folder)")
         if name == "check":
-            p.add_argument("--format", choices=("text", "json"), default="text")
+            p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
         p.set_defaults(func=cmd_lock if name == "lock" else cmd_check)
 
     from .authoring.editor import add_commands
@@ -577,8 +560,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    from .util.terminal import escaped_output
+
+    args = build_parser().parse_args(argv)
+    with escaped_output(args.command != "render"):  # render's output is the payload, byte for byte
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .errors import escape_controls
+    from .util.terminal import input_error
+
     try:
         if args.command not in ("schema", "completion"):
             from .util.project_config import apply_defaults
@@ -601,11 +593,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, TokenizerError):
             if args.debug:
                 raise
-            print(f"promptspec: error: {exc}", file=sys.stderr)
+            print(f"promptspec: error: {escape_controls(str(exc))}", file=sys.stderr)
             return 2
         if args.debug:
             raise
-        print(f"promptspec: internal error: {type(exc).__name__}: {exc} (rerun with --debug and report it)", file=sys.stderr)
+        crash = input_error(exc)  # too big, too deep, unencodable, or the system saying no: exit 2
+        if crash is not None:
+            print(f"promptspec: error: {crash}", file=sys.stderr)
+            return 2
+        print(f"promptspec: internal error: {type(exc).__name__}: {escape_controls(str(exc))} (rerun with --debug and report it)", file=sys.stderr)
         return 3
 
 

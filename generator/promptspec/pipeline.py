@@ -25,6 +25,7 @@ from .assemble.request import Request, Variant
 from .measure.counter import TokenCounter
 from .measure.figures import Measure, measure_all
 from .render.renderer import renderer_for
+from .spec.files import file_digest
 from .spec.load import load_spec
 from .spec.model import Spec
 
@@ -195,10 +196,9 @@ class _TrackingAssembler(Assembler):
 
 
 def _digest_file(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+    # Every file under the spec folder is hashed, referenced or not: a
+    # symlink to /dev/zero or a FIFO must cost nothing (bounded, non-blocking).
+    return file_digest(path)
 
 
 def _snapshot(root: Path, extra: Iterable[Path]) -> dict[Path, str | None]:

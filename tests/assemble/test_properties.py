@@ -44,7 +44,9 @@ PROPERTY_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_che
 
 # Text of any Unicode character except surrogates (not encodable as UTF-8).
 any_text = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=200)
-spec_text = any_text.filter(lambda t: "\x00" not in t and "\r" not in t)
+# What prompt text may hold, however it is written (files, JSON/YAML escapes,
+# template literals): no NUL, CR or ESC (spec/files.py, tests/security/).
+spec_text = any_text.filter(lambda t: "\x00" not in t and "\r" not in t and "\x1b" not in t)
 
 
 def _spec_with_body(root: Path, body: bytes, engine: str = "codex") -> Path:
@@ -66,7 +68,7 @@ def _sections(spec_dir: Path) -> list[Any]:
 @given(text=spec_text)
 @example(text="{% raw %} {# not a comment #} {{{ x }}}")  # only {{ name }} placeholders are special
 @example(text="\ufeffzero width no-break space, not at the file start")
-@example(text="\x85\u2028\u2029\x0b\x0c\x1b[31m")
+@example(text="\x85\u2028\u2029\x0b\x0c\x07[31m")
 def test_body_file_text_round_trips(text: str) -> None:
     assume(not CODEX_PLACEHOLDER.search(text))
     assume(not text.startswith("\ufeff"))  # a BOM at the start of a file is refused on purpose
@@ -93,9 +95,9 @@ def _quoted_yaml(data: Any) -> str:
 
 
 @PROPERTY_SETTINGS
-@given(text=any_text)
+@given(text=spec_text)
 @example(text="{{ x }}{% if %}")  # a value is never a template
-@example(text="\x00\r\n\x85\u2028")
+@example(text="\n\x85\u2028\x0b")
 def test_scenario_value_round_trips_through_yaml_and_jinja(text: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = write_spec(

@@ -233,7 +233,7 @@ def test_attack_errors_name_the_template_line(renderer: Renderer) -> None:
 
 
 def test_the_environment_offers_only_our_helpers(renderer: Renderer) -> None:
-    assert set(renderer.env.globals) == {"range", "text", "codex_join", "__ps_iter", "__ps_check", "__ps_call"}
+    assert set(renderer.env.globals) == {"range", "text", "codex_join", "__ps_iter", "__ps_check", "__ps_call", "__ps_text"}
     assert renderer.env.undefined is __import__("jinja2").StrictUndefined
     assert isinstance(renderer.env, __import__("jinja2").sandbox.ImmutableSandboxedEnvironment)
 

@@ -39,7 +39,7 @@ def edit(spec: Path) -> None:
 
 def shown_diff(fragment_html: str) -> str:
     """The text of a ps-udiff block, as a reader sees it."""
-    return html.unescape(re.sub(r"</?span[^>]*>", "", fragment_html))
+    return html.unescape(re.sub(r"</?(?:span|del|ins)\b[^>]*>", "", fragment_html))
 
 
 def page_of(site_dir: Path, rel: str) -> str:
@@ -194,6 +194,8 @@ def test_git_changes_page_shows_the_diff_exactly(git_site):
     assert change["fragment"] == "review_checklist"
     blocks = UDIFF_RE.findall(page)
     assert [shown_diff(b) for b in blocks] == [change["diff"]]
+    # The changed words of the changed line are marked (and prompt text inside the marks stays escaped).
+    assert '<ins class="ps-word">&lt;b&gt;</ins>' in blocks[0]
     assert f"-{OLD}" in change["diff"] and f"+{NEW}" in change["diff"]
     # Prompt text stays text: no tag, no code span from the backticks.
     assert "<b>plan</b>" not in page

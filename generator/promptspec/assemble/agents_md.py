@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import SpecError
 from ..spec.model import Spec
+from ..spec.provenance import SourceRef, field_ref, file_ref, ordered
 
 OVERRIDE_NAME = "AGENTS.override.md"
 DEFAULT_NAME = "AGENTS.md"
@@ -40,6 +41,8 @@ class ProjectDocs:
     truncated_bytes: int
     total_bytes: int
     budget: int
+    refs: tuple[SourceRef, ...] = ()
+    """Provenance of `text`: each file read (by what was kept of it) and the spec.yaml settings."""
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -68,8 +71,11 @@ def _chain(root: str, cwd: str) -> list[str]:
 def discover(spec: Spec, cwd: str) -> ProjectDocs:
     cfg = spec.agents
     user_text = None
+    refs: list[SourceRef] = [field_ref("spec.yaml", "agents_md", [cfg.tree, cfg.project_root, cfg.user_instructions, cfg.max_bytes, list(cfg.fallback_filenames)])]
     if cfg.user_instructions:
-        user_text = spec.fs.read_text(cfg.user_instructions)[0].strip() or None
+        raw, upath = spec.fs.read_text(cfg.user_instructions)
+        user_text = raw.strip() or None
+        refs.append(spec.fs.source_ref(upath, raw))
     files: list[DocFile] = []
     cut = 0
     total = 0
@@ -99,7 +105,9 @@ def discover(spec: Spec, cwd: str) -> ProjectDocs:
                 if kept.strip():
                     budget_left -= len(used)
                     virtual = posixpath.join(cfg.project_root, rel_dir, name)
-                    files.append(DocFile(virtual, spec.fs.display(path), kept, len(used), len(data)))
+                    shown = spec.fs.display(path)
+                    files.append(DocFile(virtual, shown, kept, len(used), len(data)))
+                    refs.append(file_ref(shown, text) if kept == text else field_ref(shown, "", kept, 1, kept.count("\n") + 1))
                 break
     parts = [f.text for f in files]
     project = "\n\n".join(parts)
@@ -107,7 +115,7 @@ def discover(spec: Spec, cwd: str) -> ProjectDocs:
         text = user_text + PROJECT_DOC_SEPARATOR + project
     else:
         text = user_text or project
-    return ProjectDocs(tuple(files), user_text, text, cut, total, cfg.max_bytes)
+    return ProjectDocs(tuple(files), user_text, text, cut, total, cfg.max_bytes, ordered(refs))
 
 
 def check_cwd(spec: Spec, cwd: object) -> str:

@@ -18,6 +18,7 @@ from jinja2 import meta, nodes
 from ..errors import SpecError
 from ..render.renderer import renderer_for
 from ..spec.model import SLOT_ROLE, Choice, Fragment, Model, Spec
+from ..spec.provenance import SourceRef, digest, field_ref, ordered
 from . import agents_md
 from .body import body_params, placement, select_tools
 from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
@@ -43,22 +44,34 @@ class _Obj(Mapping[str, Any]):
     """A read-only record for templates (`model.slug`), hashed by a token so
     cache keys stay cheap."""
 
-    def __init__(self, token: Any, data: Mapping[str, Any]):
+    def __init__(self, token: Any, data: Mapping[str, Any], sources: Mapping[str, Iterable[SourceRef]] | None = None, log: Any = None):
         self._token = token
         self._data = dict(data)
+        # Provenance: reading a field notes where that field came from.
+        self._sources = {k: tuple(v) for k, v in (sources or {}).items()}
+        self._log = log
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         try:
-            return self._data[name]
+            value = self._data[name]
         except KeyError:
             raise AttributeError(name) from None
+        if self._log is not None:
+            self._log.note_all(self._sources.get(name, ()))
+        return value
 
     def __getitem__(self, key: str) -> Any:
-        return self._data[key]
+        value = self._data[key]
+        if self._log is not None:
+            self._log.note_all(self._sources.get(key, ()))
+        return value
 
     def __iter__(self) -> Iterator[str]:
+        if self._log is not None:
+            for refs in self._sources.values():
+                self._log.note_all(refs)
         return iter(self._data)
 
     def __len__(self) -> int:
@@ -144,7 +157,17 @@ class Assembler:
             hit = self._cache[("file", ref)] = (text, self.spec.fs.display(path))
         return hit
 
+    def _file_ref(self, ref: str) -> SourceRef:
+        hit = self._cache.get(("file_ref", ref))
+        if hit is None:
+            text, path = self.spec.fs.read_text(ref)
+            hit = self._cache[("file_ref", ref)] = self.spec.fs.source_ref(path, text)
+        return hit
+
     def _render(self, engine: str, inline: str | None, ref: str | None, where: str, ctx: "_Context") -> str:
+        """Render once per distinct input; the files and fields the output was
+        built from are noted into the open provenance frames (on a cache hit
+        too, from what the first render recorded)."""
         if inline is not None:
             source, shown = inline, where
         else:
@@ -155,21 +178,17 @@ class Assembler:
         else:
             deps = self._template_deps(source, shown)
         key = (engine, shown, source if inline is not None else None, ctx.key(deps))
+        log = self.spec.fs.log
         hit = self._cache.get(key)
         if hit is not None:
-            return hit
+            log.note_all(hit[1])
+            return hit[0]
         values = ctx.values(deps)
-        if engine == "codex":
-            if inline is not None:
-                from ..render.codex import fill_placeholders
-
-                out = fill_placeholders(inline, values, where, self.renderer.limits.max_output_chars)
-            else:
-                out = self.renderer.render_codex(ref, values)  # type: ignore[arg-type]
-        elif inline is not None:
-            out = self.renderer.render_string(inline, values, where)
-        else:
-            out = self.renderer.render_file(ref, values)  # type: ignore[arg-type]
+        with log.frame() as reads:
+            if ref is not None:
+                log.note(self._file_ref(ref))
+            log.note_all(ctx.dep_sources(deps))
+            out = self._render_text(engine, inline, ref, where, values)
         self._rendered_chars += len(out)
         if self._rendered_chars > MAX_RENDERED_CHARS:
             raise SpecError(
@@ -177,8 +196,19 @@ class Assembler:
                 shown,
                 hint="a template that differs in every variant and is large? keep per-variant text small",
             )
-        self._cache[key] = out
+        self._cache[key] = (out, frozenset(reads))
         return out
+
+    def _render_text(self, engine: str, inline: str | None, ref: str | None, where: str, values: dict[str, Any]) -> str:
+        if engine == "codex":
+            if inline is not None:
+                from ..render.codex import fill_placeholders
+
+                return fill_placeholders(inline, values, where, self.renderer.limits.max_output_chars)
+            return self.renderer.render_codex(ref, values)  # type: ignore[arg-type]
+        if inline is not None:
+            return self.renderer.render_string(inline, values, where)
+        return self.renderer.render_file(ref, values)  # type: ignore[arg-type]
 
     # -- context --------------------------------------------------------------
     def _context(self, variant: Variant) -> "_Context":
@@ -190,9 +220,24 @@ class Assembler:
         return ctx
 
     def choice_text(self, choice: Choice, kind: str, ctx: "_Context") -> str:
+        return self.choice_text_sources(choice, kind, ctx)[0]
+
+    def choice_text_sources(self, choice: Choice, kind: str, ctx: "_Context") -> tuple[str, tuple[SourceRef, ...]]:
+        """A mode's or personality's text and what it was built from (recorded
+        in an isolated frame: it is computed once per variant, and credited
+        only to the sections that use it)."""
         if choice.template is None:
-            return ""
-        return self._render(choice.engine, None, choice.template, f"{kind}s.{choice.name}", ctx)
+            return "", ()
+        with self.spec.fs.log.frame(isolated=True) as reads:
+            text = self._render(choice.engine, None, choice.template, f"{kind}s.{choice.name}", ctx)
+        return text, ordered(reads)
+
+    def fragment_ref(self, fragment: Fragment) -> SourceRef:
+        """The fragment's yaml definition, as a whole file."""
+        hit = self._cache.get(("fragment_ref", fragment.source))
+        if hit is None:
+            hit = self._cache[("fragment_ref", fragment.source)] = self._file_ref(fragment.source)
+        return hit
 
     # -- assembly -------------------------------------------------------------
     def applies(self, fragment: Fragment, variant: Variant) -> bool:
@@ -219,17 +264,20 @@ class Assembler:
             if not fctx.get(name, fragment):
                 return None
         where = fragment.source
-        body = self._render(fragment.engine, fragment.body, fragment.body_file, where, fctx)
-        if body == "":
-            return None
-        start = self._marker(fragment, fragment.start, fctx)
-        end = self._marker(fragment, fragment.end, fctx)
+        with self.spec.fs.log.frame(isolated=True) as reads:
+            reads.add(self.fragment_ref(fragment))
+            body = self._render(fragment.engine, fragment.body, fragment.body_file, where, fctx)
+            if body == "":
+                return None
+            start = self._marker(fragment, fragment.start, fctx)
+            end = self._marker(fragment, fragment.end, fctx)
         role = SLOT_ROLE[self.spec.slot_message(fragment.slot)]
         source = fragment.body_file and self._file_source(fragment.body_file)[1] or where
-        skey = ("section", fragment.name, start, body, end)
+        sources = frozenset(reads)
+        skey = ("section", fragment.name, start, body, end, sources)
         cached = self._cache.get(skey)
         if cached is None:
-            cached = Section(fragment.name, fragment.slot, role, start, body, end, source)
+            cached = Section(fragment.name, fragment.slot, role, start, body, end, source, ordered(sources))
             self._cache[skey] = cached
         return cached
 
@@ -288,6 +336,13 @@ class Assembler:
         )
 
 
+def _line_in(raw: Any, section: str, key: str) -> int | None:
+    """The spec.yaml line of `section: {key: ...}`, when the loader kept it."""
+    part = raw.get(section) if isinstance(raw, Mapping) else None
+    line_of = getattr(part, "line_of", None)
+    return line_of(key) if line_of is not None else None
+
+
 def codex_placeholder_names(source: str) -> set[str]:
     """The names a Codex-style text fills: its dependencies for caching."""
     from ..render.codex import CODEX_PLACEHOLDER
@@ -308,6 +363,7 @@ class _Context:
             self.scalars[axis] = spec.aliases.get(axis, {}).get(value, value)
         self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base", "tools", *spec.derived}
         self._deriving: set[str] = set()
+        self._derived_sources: dict[str, tuple[SourceRef, ...]] = {}
         self._values: dict[str, Any] = {}
         self._docs: agents_md.ProjectDocs | None = None
         self._docs_done = False
@@ -346,6 +402,7 @@ class _Context:
 
     def _compute(self, name: str) -> Any:
         spec, v = self.asm.spec, self.variant
+        log = spec.fs.log
         if name == "model":
             m = self.asm._models[v.model]
             data = {
@@ -362,12 +419,23 @@ class _Context:
                 "bakes_personality": m.instructions_template is not None
                 and PERSONALITY_PLACEHOLDER in m.instructions_template,
             }
-            return _Obj(("model", m.slug), data)
+            field = {"has_instructions_template": "model_messages.instructions_template", "bakes_personality": "model_messages.instructions_template",
+                     "instructions_variables": "model_messages.instructions_variables"}
+            raw = {"model_messages.instructions_template": m.instructions_template, "model_messages.instructions_variables": dict(m.instructions_variables)}
+            sources = {}
+            for key, value in data.items():
+                where = field.get(key, key)
+                sources[key] = (field_ref(spec.models_file, f"{m.slug}.{where}", raw.get(where, value), m.line),)
+            return _Obj(("model", m.slug), data, sources, log)
         if name in ("personality", "mode"):
             choice = spec.personality(v.personality) if name == "personality" else spec.mode(v.mode)
-            text = self.asm.choice_text(choice, name, self)
+            text, text_sources = self.asm.choice_text_sources(choice, name, self)
             data = {"name": choice.name, "display_name": choice.display_name, "description": choice.description, "text": text}
-            return _Obj((name, choice.name, text), data)
+            declared = field_ref(spec.fs.display(spec.root / "spec.yaml"), f"{name}s.{choice.name}",
+                                 [choice.display_name, choice.description, choice.template, choice.engine], choice.line)
+            sources = {k: (declared,) for k in data}
+            sources["text"] = (declared, *text_sources) if choice.template else (declared,)
+            return _Obj((name, choice.name, text), data, sources, log)
         if name == "agents_md":
             docs = self.docs()
             return docs.text if docs else ""
@@ -379,19 +447,58 @@ class _Context:
                 "sent": [t.tool_name for t in sent],
                 "deferred": [{"name": t.tool_name, "description": t.sent_description} for t in deferred],
             }
-            return _Obj(("tools", tuple(t.name for t in sent), tuple(t.name for t in deferred)), data)
+            refs = tuple(SourceRef(t.source, "", t.line or 0, t.line or 0, digest(t.serialized)) for t in (*sent, *deferred))
+            return _Obj(("tools", tuple(t.name for t in sent), tuple(t.name for t in deferred)), data, {k: refs for k in data}, log)
         if name == "base":
             b = self.base()
-            return _Obj(("base", b), {"text": b.text, "rule": b.rule, "detail": b.detail})
+            data = {"text": b.text, "rule": b.rule, "detail": b.detail}
+            return _Obj(("base", b), data, {k: b.sources for k in data}, log)
         if name in spec.derived:
             if name in self._deriving:
                 raise SpecError(f"derived value {name!r} depends on itself", "spec.yaml", hint="break the cycle in 'derived'")
             self._deriving.add(name)
             try:
-                return self.asm._render("jinja", spec.derived[name], None, f"spec.yaml (derived {name})", self)
+                # Computed once per variant: its reads are kept apart and credited
+                # to the templates that use the value (dep_sources).
+                with log.frame(isolated=True) as reads:
+                    value = self.asm._render("jinja", spec.derived[name], None, f"spec.yaml (derived {name})", self)
+                self._derived_sources[name] = (field_ref("spec.yaml", f"derived.{name}", spec.derived[name], _line_in(spec.raw, "derived", name)),
+                                               *ordered(reads))
+                return value
             finally:
                 self._deriving.discard(name)
         raise KeyError(name)
+
+    def dep_sources(self, deps: frozenset[str]) -> tuple[SourceRef, ...]:
+        """Where the plain values a template reads come from: scenario keys and
+        axis values in spec.yaml, the AGENTS.md files behind `agents_md`.
+        (Records such as `model` note their fields when read.)"""
+        names = (set(self.scalars) | {"agents_md"}) if "*" in deps else deps
+        out: list[SourceRef] = []
+        spec = self.asm.spec
+        extra = dict(self.variant.extra)
+        for name in sorted(names):
+            if self.fragment is not None and name in self.fragment.variables:
+                continue  # the fragment's yaml is recorded already
+            if name in extra:
+                key = ("axis_ref", name, extra[name])
+                ref = self.asm._cache.get(key)
+                if ref is None:
+                    ref = self.asm._cache[key] = field_ref("spec.yaml", f"axes.{name}={extra[name]}", extra[name], _line_in(spec.raw, "axes", name))
+                out.append(ref)
+            elif name in spec.scenario:
+                key = ("scenario_ref", name)
+                ref = self.asm._cache.get(key)
+                if ref is None:
+                    ref = self.asm._cache[key] = field_ref("spec.yaml", f"scenario.{name}", spec.scenario[name], _line_in(spec.raw, "scenario", name))
+                out.append(ref)
+            elif name == "agents_md":
+                docs = self.docs()
+                if docs is not None:
+                    out.extend(docs.refs)
+            elif name in spec.derived:
+                out.extend(self._root._derived_sources.get(name, ()))
+        return tuple(out)
 
     def docs(self) -> agents_md.ProjectDocs | None:
         if not self._docs_done:

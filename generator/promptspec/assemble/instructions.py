@@ -8,12 +8,36 @@ whether `none` empties a placeholder or removes a section).
 from __future__ import annotations
 
 from ..spec.model import Model, Spec
+from ..spec.provenance import field_ref, ordered
 from .request import BaseInstructions
 
 PERSONALITY_PLACEHOLDER = "{{ personality }}"
 
 
 def base_instructions(spec: Spec, model: Model, personality: str) -> BaseInstructions:
+    """`_base_instructions`, with the provenance of its text: the override file,
+    or the models.json fields (template, the personality variable) and the
+    personality's spec.yaml entry when it decides what is filled or cut."""
+    base = _base_instructions(spec, model, personality)
+    if base.rule == "override":
+        text, path = spec.fs.read_text(spec.instructions_override)  # cached: the read above
+        return BaseInstructions(base.text, base.rule, base.detail, base.source, (spec.fs.source_ref(path, text),))
+    where = spec.models_file
+    if base.rule == "base_instructions":
+        refs = [field_ref(where, f"{model.slug}.base_instructions", model.base_instructions, model.line)]
+    else:
+        refs = [field_ref(where, f"{model.slug}.model_messages.instructions_template", model.instructions_template, model.line)]
+        variable = base.detail.split(" ", 1)[0]
+        if variable in model.instructions_variables and PERSONALITY_PLACEHOLDER in (model.instructions_template or ""):
+            refs.append(field_ref(where, f"{model.slug}.model_messages.instructions_variables.{variable}",
+                                  model.instructions_variables[variable], model.line))
+        choice = next((p for p in spec.personalities if p.name == personality), None)
+        if choice is not None and (getattr(choice, "fills", None) is not None or getattr(choice, "removes_section", None)):
+            refs.append(field_ref("spec.yaml", f"personalities.{choice.name}", [choice.fills, choice.removes_section], choice.line))
+    return BaseInstructions(base.text, base.rule, base.detail, base.source, ordered(refs))
+
+
+def _base_instructions(spec: Spec, model: Model, personality: str) -> BaseInstructions:
     """Codex's rule: an override wins; else the model's template with the
     personality filled in by plain replacement (the variable the personality
     `fills`, else the one of its name), or, for templates without the

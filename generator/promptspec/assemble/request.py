@@ -9,6 +9,8 @@ from typing import Any, Iterator
 
 from ..spec.model import DEFAULT_BODY_ORDER, Tool
 
+from ..spec.provenance import SourceRef, paths_of
+
 # ---------------------------------------------------------------------------
 # The data model handed to everything downstream.
 
@@ -50,10 +52,18 @@ class Section:
     body: str
     end: str
     source: str
+    """The fragment's own template (body file, else its yaml): kept for compatibility."""
+    sources: tuple[SourceRef, ...] = ()
+    """Everything the text was built from (spec/provenance.py), in key order."""
 
     @property
     def text(self) -> str:
         return self.start + self.body + self.end
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The spec files behind the text."""
+        return paths_of(self.sources) or (self.source,)
 
     @property
     def label(self) -> str:
@@ -79,6 +89,7 @@ class BaseInstructions:
     rule: str  # "override" | "template" | "base_instructions"
     detail: str  # e.g. "personality_friendly" or the override file
     source: str
+    sources: tuple[SourceRef, ...] = ()
 
 
 @dataclass(frozen=True)

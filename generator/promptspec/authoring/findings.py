@@ -155,3 +155,43 @@ def to_json(findings: Sequence[Finding], *, strict: bool = False) -> dict[str, A
         "warnings": warnings,
         "strict": strict,
     }
+
+
+def to_annotations(findings: Sequence[Finding], *, prefix: str = "", strict: bool = False) -> list[Any]:
+    """Findings as `util.annotations.Annotation`s (`prefix`: the spec folder inside the repository)."""
+    from ..util.annotations import Annotation, join_path
+
+    out = []
+    for f in findings:
+        level = "error" if f.severity == ERROR or strict else "warning"
+        where = f" ({f.fragment})" if f.fragment else ""
+        out.append(Annotation(join_path(prefix, f.path), f.line, level, f.rule, f"{f.rule} {RULES[f.rule].name}{where}",
+                              f"{f.message} (see {f.doc})"))
+    return out
+
+
+def rule_docs() -> list[Any]:
+    from ..util.annotations import RuleDoc
+
+    return [RuleDoc(r.id, r.name, r.summary, r.severity, None) for r in RULES.values()]
+
+
+def format_machine(findings: Sequence[Finding], fmt: str, *, prefix: str = "", strict: bool = False, version: str = "") -> str:
+    """`--format github` (workflow commands) or `--format sarif` (SARIF 2.1.0)."""
+    from ..util import annotations
+
+    notes = to_annotations(findings, prefix=prefix, strict=strict)
+    if fmt == "github":
+        return annotations.github(notes)
+    return annotations.sarif(notes, rule_docs(), version=version)
+
+
+def render_findings(findings: Sequence[Finding], fmt: str, *, strict: bool = False, prefix: str = "", version: str = "") -> str:
+    """`lint --format text|json|github|sarif`."""
+    import json
+
+    if fmt == "json":
+        return json.dumps(to_json(findings, strict=strict), indent=2, ensure_ascii=False) + "\n"
+    if fmt in ("github", "sarif"):
+        return format_machine(findings, fmt, prefix=prefix, strict=strict, version=version)
+    return format_text(findings, strict=strict)

@@ -481,7 +481,8 @@ def _over_compaction(result: Any) -> Iterator[Finding]:
             "PS303", spec.models_file, model.line,
             f"{len(ms)} variant{'s' if len(ms) != 1 else ''} of model {slug} start past the auto-compaction limit "
             f"({worst.compact_limit} tokens, {worst.compact_limit_source}); worst: {worst.request.variant.id} at "
-            f"{worst.total} tokens ({-worst.headroom} over)",
+            f"{worst.estimate} by Codex's ⌈bytes/4⌉ estimate, which Codex compares with the limit "
+            f"({-worst.headroom} over; {worst.total} real tokens)",
             variant=worst.request.variant.id,
         )
 

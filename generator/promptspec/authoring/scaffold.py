@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..assemble.builder import PERSONALITY_PLACEHOLDER
 from ..errors import SpecError, UsageError
+from ..spec.files import read_text_file
 from ..spec.load import load_spec
 from ..spec.schemas import modeline
 from ..spec.model import (
@@ -202,7 +203,7 @@ def _new_choice(spec_dir: Path, name: str, key: str, what: str, body: str, defau
     if template.exists():
         raise UsageError(f"{template_ref} already exists; refusing to overwrite it")
     spec_path = spec.root / SPEC_FILE
-    original = spec_path.read_text(encoding="utf-8")
+    original = read_text_file(spec_path)  # bounded and regular, like every spec read (it loaded already, but may have changed)
     title = name.replace("_", " ").replace("-", " ").title()
     entry = {
         "display_name": _yaml_str(title),

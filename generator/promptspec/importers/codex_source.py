@@ -131,10 +131,13 @@ def _first_dir(root: Path, candidates: Iterable[str], names: Iterable[str]) -> s
     return None
 
 
-def _read(path: Path) -> str:
-    from ..spec.files import read_text_file
+def _read(codex_dir: Path, rel: str) -> str:
+    """Read a checkout file under the rules the imported spec will obey
+    (hidden files and symlinks out of the checkout refused): a hostile
+    checkout's `plan.md -> ../.git/config` must not be read, let alone published."""
+    from ..spec.files import SpecFS
 
-    return read_text_file(path)
+    return SpecFS(codex_dir).read_text(rel)[0]
 
 
 def survey(codex_dir: Path) -> Found:
@@ -158,7 +161,7 @@ def survey(codex_dir: Path) -> Found:
         for mode, name in SANDBOX_FILES.items():
             if (codex_dir / sdir / name).is_file():
                 sandbox[mode] = f"{sdir}/{name}"
-                text = _read(codex_dir / sdir / name)
+                text = _read(codex_dir, f"{sdir}/{name}")
                 if "network_access" not in CODEX_PLACEHOLDER.findall(text) and "{network_access}" in text:
                     single = True
 
@@ -176,7 +179,7 @@ def survey(codex_dir: Path) -> Found:
         rel = next((f"{d}/{name}.md" for d in MODE_DIRS if (codex_dir / d / f"{name}.md").is_file()), None)
         if rel is not None:
             modes.append((name, display, rel))
-            placeholders.update(CODEX_PLACEHOLDER.findall(_read(codex_dir / rel)))
+            placeholders.update(CODEX_PLACEHOLDER.findall(_read(codex_dir, rel)))
     return Found(catalog, sandbox, single, approval, tuple(modes), tuple(sorted(placeholders)))
 
 
@@ -197,10 +200,13 @@ def _mapping(items: dict[str, str], indent: str) -> str:
     return "".join(f"{indent}{_q(k)}: {_q(_ref(v))}\n" for k, v in items.items())
 
 
+IMPORT_HEADER = "# Imported from a Codex checkout by `promptspec import-codex`."
+
+
 def spec_yaml(codex_dir: Path, found: Found) -> str:
     modes = found.modes
     lines = [
-        "# Imported from a Codex checkout by `promptspec import-codex`.",
+        IMPORT_HEADER,
         "# Codex's own texts are read from the checkout through @codex/... references;",
         "# only the glue (fragment definitions, scenario, sample AGENTS.md tree) lives here.",
         f"name: {_q('Codex (' + codex_dir.name + ')')}",
@@ -417,7 +423,10 @@ def spec_files(codex_dir: Path, found: Found) -> dict[str, str]:
 # Writing, atomically
 
 
-def _check_out(out: Path, force: bool) -> None:
+def _check_out(out: Path, force: bool, files: dict[str, str]) -> None:
+    """--force replaces only what an earlier import wrote: a spec.yaml that
+    starts with our header and nothing else beside the import's own files
+    (a hand-made spec, its .git or notes are never deleted)."""
     if not out.exists() and not out.is_symlink():
         return
     if not out.is_dir() or out.is_symlink():
@@ -426,11 +435,20 @@ def _check_out(out: Path, force: bool) -> None:
         return
     if not force:
         raise SpecError("output folder is not empty", out, hint="pass --force to replace a previously imported spec, or choose another --out")
-    if not (out / "spec.yaml").is_file():
+    from ..spec.files import read_regular_bytes
+
+    try:
+        head = read_regular_bytes(out / "spec.yaml").decode("utf-8", "replace")
+    except SpecError:
+        head = ""
+    ours = {rel.split("/")[0] for rel in files}
+    foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
+    if not head.startswith(IMPORT_HEADER) or foreign:
+        why = f"it holds {foreign[0]!r}, which an import does not write" if foreign else "its spec.yaml was not written by import-codex"
         raise SpecError(
-            "refusing to replace a folder that holds no spec.yaml",
+            f"refusing to replace a folder that is not an earlier import ({why})",
             out,
-            hint="--force only replaces a spec folder; choose another --out",
+            hint="--force only replaces a spec folder written by import-codex; choose another --out",
         )
 
 
@@ -448,8 +466,8 @@ def import_codex(codex_dir: Path, out: Path, force: bool = False) -> Path:
     out = Path(out).expanduser()
     found = survey(codex_dir)
     codex_dir = codex_dir.resolve()
-    _check_out(out, force)
     files = spec_files(codex_dir, found)
+    _check_out(out, force, files)
 
     parent = out.absolute().parent
     created = [p for p in (parent, *parent.parents) if not p.exists()]  # deepest first

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence, TypeVar
 
+from ..errors import SpecError
+from ..spec.files import MAX_FILE_BYTES, read_regular_bytes
 from .encodings import TokenCacheWarning, TokenizerError, check_known, get_encoding
 
 _T = TypeVar("_T")
@@ -51,6 +53,12 @@ _LOCK_RETRIES = 5
 _SQL_CHUNK = 500  # stays well under SQLite's bound-parameter limit
 _SQLITE_CORRUPT = 11
 _SQLITE_NOTADB = 26
+_QUERY_SECONDS = 5.0  # a cache lookup that takes longer is hostile (a VIEW over an endless CTE) or broken
+_MAX_TOKEN_BYTES = 256  # no token of a tiktoken vocabulary is longer: a count below bytes/256 is impossible
+
+
+class _UntrustedCache(sqlite3.DatabaseError):
+    """The cache file is not the plain table we create: treated as corrupt."""
 
 
 def default_cache_dir() -> Path:
@@ -68,6 +76,13 @@ def default_cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("promptspec", appauthor=False))
+
+
+def _plausible(count: int, text: str) -> bool:
+    """A cached count must fit its text: at most one token per UTF-8 byte,
+    at least one per `_MAX_TOKEN_BYTES` (catches edited rows, not a proof)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return isinstance(count, int) and -(-size // _MAX_TOKEN_BYTES) <= count <= size
 
 
 def _digest(text: str) -> str:
@@ -117,6 +132,11 @@ class _DiskCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
         try:
+            # Every statement is time-bound: the file may come from anywhere.
+            deadline = [time.monotonic() + _QUERY_SECONDS]
+            conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline[0] else 0, 10_000)
+            conn.execute("PRAGMA trusted_schema=OFF")
+            self._check_schema(conn)
             self._retry(lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute("PRAGMA synchronous=NORMAL")
             self._retry(
@@ -132,6 +152,14 @@ class _DiskCache:
             conn.close()
             raise
         return conn
+
+    @staticmethod
+    def _check_schema(conn: sqlite3.Connection) -> None:
+        """Only our one table may exist: a VIEW, trigger or extra object named
+        like it could loop forever or answer anything."""
+        objects = conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_autoindex_%'").fetchall()
+        if any((kind, name) != ("table", "token_counts") for kind, name in objects):
+            raise _UntrustedCache(f"file is not a promptspec token cache (holds {objects[0][0]} {objects[0][1]!r}); file is not a database")
 
     def lookup(self, conn: sqlite3.Connection, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
         by_encoding: dict[str, list[str]] = {}
@@ -211,6 +239,7 @@ class TokenCounter:
         *,
         workers: int | None = None,
         persist: bool = True,
+        verify: bool = False,
     ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.workers = max(1, workers if workers is not None else min(2, os.cpu_count() or 1))
@@ -218,6 +247,10 @@ class TokenCounter:
         self._memory: dict[tuple[str, str], int] = {}
         self._stats = CountStats()
         self._warned = False
+        # verify: counts behind a gate (diff, check) are never taken from the
+        # disk cache, which a pull request can commit or a CI cache restore;
+        # they are counted afresh (and still written for later site builds).
+        self.verify = verify
 
     @property
     def stats(self) -> CountStats:
@@ -253,9 +286,14 @@ class TokenCounter:
         known = {key: self._memory[key] for key in texts_by_key if key in self._memory}
         missing = [key for key in texts_by_key if key not in known]
 
-        if missing:
+        if missing and not self.verify:
             wanted = missing
             from_disk = self._with_disk(lambda disk, conn: disk.lookup(conn, wanted), {})
+            implausible = [key for key, n in from_disk.items() if not _plausible(n, texts_by_key[key])]
+            if implausible:
+                self._warn(f"promptspec token cache {self.cache_path} holds {len(implausible)} impossible count(s); counting those afresh.")
+                for key in implausible:
+                    del from_disk[key]
             known.update(from_disk)
             missing = [key for key in missing if key not in from_disk]
         fresh = self._encode({key: texts_by_key[key] for key in missing})
@@ -387,9 +425,9 @@ def count_files(
     for path in paths:
         shown = os.fspath(path)
         try:
-            data = Path(shown).read_bytes()
-        except OSError as exc:
-            raise TokenizerError(f"{shown}: cannot read ({exc.strerror or exc})") from exc
+            data = read_regular_bytes(shown, limit=MAX_FILE_BYTES)
+        except SpecError as exc:  # a FIFO, /dev/zero or a huge file must not hang or exhaust us
+            raise TokenizerError(f"{shown}: cannot read ({exc.message})") from None
         try:
             texts.append((shown, data.decode("utf-8", errors)))
         except UnicodeDecodeError as exc:

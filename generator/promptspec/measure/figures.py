@@ -71,8 +71,11 @@ class Measure:
 
     @property
     def headroom(self) -> int | None:
-        """Tokens left before Codex would auto-compact (negative: over)."""
-        return None if self.compact_limit is None else self.compact_limit - self.total
+        """Tokens left before Codex would auto-compact (negative: over).
+
+        Codex decides on its own ⌈bytes/4⌉ estimate, not on real tokens, so
+        that is what is compared with the limit here too."""
+        return None if self.compact_limit is None else self.compact_limit - self.estimate
 
     def section_tokens(self) -> Iterable[tuple[int, int, int, int]]:
         """(message index, section index, tokens, estimate) in send order."""
@@ -117,6 +120,7 @@ class Measure:
             "auto_compact_limit": self.compact_limit,
             "auto_compact_limit_source": self.compact_limit_source,
             "headroom_before_auto_compact": self.headroom,
+            "headroom_rule": "auto_compact_limit - codex_estimate (Codex compares its ceil(bytes/4) estimate with the limit)",
         }
 
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 import jinja2
 
 from ..errors import SpecError
-from ..spec.files import SpecFS
+from ..spec.files import SpecFS, not_text
 from ..spec.limits import Limits
 from ..spec.model import Spec
 from .codex import codex_join, fill_placeholders
@@ -31,6 +31,8 @@ from .sandbox import (
     _ps_call,
     _ps_check,
     _ps_iter,
+    _ps_text,
+    printable,
 )
 
 # ---------------------------------------------------------------------------
@@ -59,6 +61,7 @@ class Renderer:
             # arguments at compile time, outside every budget, and bakes the
             # results into the code ('x'|center(2000000), 1,000 times, is 2 GB).
             optimized=False,
+            finalize=printable,  # no reprs with memory addresses in the output (deterministic builds)
         )
         self.env.globals.clear()
         self.env.globals.update(
@@ -68,9 +71,23 @@ class Renderer:
             __ps_iter=_ps_iter,
             __ps_check=_ps_check,
             __ps_call=_ps_call,
+            __ps_text=_ps_text,
         )
         self.env.filters.update(_guarded_filters(self.env.filters))
         self._compiled: dict[tuple[str, str], jinja2.Template] = {}
+        # Provenance of {% include %}/{% import %}: Jinja caches loaded
+        # templates, so the file read happens once; `_load_template` runs on
+        # every include, so each render that includes a file notes it.
+        load_template = self.env._load_template
+
+        def _noting_load_template(name: Any, globals: Any) -> jinja2.Template:
+            template = load_template(name, globals)
+            if self.fs.log.active and template.filename:
+                path = Path(template.filename)
+                self.fs.log.note(self.fs.source_ref(path, self.fs.read_text(str(name))[0]))
+            return template
+
+        self.env._load_template = _noting_load_template  # type: ignore[method-assign]
         self._codex_sources: dict[str, tuple[str, Path]] = {}
 
     # -- template globals -------------------------------------------------
@@ -164,7 +181,11 @@ class Renderer:
         except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
             name, line = self._error_location(where)
             raise SpecError(f"template error: {type(exc).__name__}: {exc}", name, line=line) from None
-        return "".join(out)
+        text = "".join(out)
+        found = not_text(text)
+        if found is not None:  # made by a literal such as {{ "\x1b" }} or {{ "\ud800" }}
+            raise SpecError(f"template output contains {found[0]}", self._shown(where), hint="prompt text must be plain LF-terminated text")
+        return text
 
     def _relocate(self, exc: SpecError, where: str) -> SpecError:
         """A file error raised by `text()` or `{% include %}` is reported at
@@ -229,7 +250,7 @@ class Renderer:
         """Undeclared variables a Jinja source refers to (for lint)."""
         from jinja2 import meta
 
-        return set(meta.find_undeclared_variables(self.env.parse(source))) - {"__ps_iter", "__ps_check", "__ps_call"}
+        return set(meta.find_undeclared_variables(self.env.parse(source))) - {"__ps_iter", "__ps_check", "__ps_call", "__ps_text"}
 
 
 

@@ -200,6 +200,41 @@ def _ps_call(value: Any) -> Any:
     return _budget.check_size(value)
 
 
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def printable(value: Any, _depth: int = 0) -> Any:
+    """Refuse to turn into text anything whose text is not the same on every run.
+
+    `str()` of a function, method, generator or most objects is a repr with
+    a memory address (`<bound method ... at 0x7f43...>`), which changes with
+    every process: the request hash, the lock and the pages would differ
+    between identical builds.  Only text, numbers, booleans, None and lists,
+    tuples and mappings of them print; everything else is a template error.
+    Applied to every `{{ }}`, `~`, `|string`, `|join`, `|pprint` and `%`."""
+    if isinstance(value, _PLAIN_SCALARS) or isinstance(value, jinja2.Undefined):
+        return value
+    if _depth < 20:
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                printable(item, _depth + 1)
+            return value
+        if isinstance(value, dict):
+            for key, item in value.items():
+                printable(key, _depth + 1)
+                printable(item, _depth + 1)
+            return value
+    kind = "a function" if callable(value) else f"a {type(value).__name__} object"
+    raise jinja2.sandbox.SecurityError(
+        f"cannot print {kind}: only text, numbers, lists and mappings print the same on every run "
+        "(call it, or |list a filter's result)"
+    )
+
+
+def _ps_text(value: Any) -> Any:
+    return printable(value)
+
+
 class _Guard(NodeTransformer):
     """Rewrite the template tree so loops and value-building expressions spend
     from the budget.  Jinja offers no hook for iteration, so we add one."""
@@ -231,6 +266,12 @@ class _Guard(NodeTransformer):
             node.args[0] = self._call("__ps_iter", node.args[0], RECURSIVE_TURN_COST)
         return self._call("__ps_call", node)
 
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        # `a ~ b` is str() on both sides, outside finalize.
+        self.generic_visit(node)
+        node.nodes = [self._call("__ps_text", n) for n in node.nodes]
+        return self._call("__ps_check", node)
+
     def visit_Tuple(self, node: nodes.Tuple) -> nodes.Node:
         if node.ctx != "load":  # an assignment target such as `{% for a, b in x %}`
             return self.generic_visit(node)
@@ -260,7 +301,6 @@ class _Guard(NodeTransformer):
         node.body = [self.visit(n) for n in node.body]
         return node
 
-    visit_Concat = _wrap
     visit_Filter = _wrap
     visit_Add = _wrap
     visit_List = _wrap
@@ -346,6 +386,7 @@ class _Env(ImmutableSandboxedEnvironment):
             if both_ints and right > 0 and abs(left) > 1 and left.bit_length() * right > MAX_INT_BITS:
                 raise _BudgetExceeded(f"template computes a number over {MAX_INT_BITS} bits (exponent too large)")
         elif operator == "%" and isinstance(left, (str, bytes, bytearray)):
+            printable(right)
             _check_percent_format(left, right)
         elif operator == "+":
             if both_ints:
@@ -388,7 +429,7 @@ def _safe_join(environment: Any, value: Iterable[Any], d: str = "", attribute: A
     size = 0
     d = str(d)
     for v in value:
-        s = str(v)
+        s = str(printable(v))
         size += len(s) + len(d)
         projected(size, "join")
         items.append(s)
@@ -490,6 +531,14 @@ def _forbidden_format(*_args: Any, **_kw: Any) -> str:
     raise _BudgetExceeded("the 'format' filter is not available in spec templates; use ~ to join text")
 
 
+def _printable_filter(func: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(func)
+    def wrapper(value: Any, *args: Any, **kwargs: Any) -> Any:
+        return func(printable(value), *args, **kwargs)
+
+    return wrapper
+
+
 def _guarded_filters(base: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """Jinja's filters with the amplifying ones replaced or limited."""
     out: dict[str, Callable[..., Any]] = {
@@ -500,6 +549,8 @@ def _guarded_filters(base: Mapping[str, Callable[..., Any]]) -> dict[str, Callab
         "sum": _safe_sum,
         "format": _forbidden_format,
         "random": _forbidden("random", "output must be the same on every run"),
+        "string": _printable_filter(base["string"]),
+        "pprint": _printable_filter(base["pprint"]),
     }
     for name in ("map", "select", "reject", "selectattr", "rejectattr", "items"):
         out[name] = _limit_output(base[name], name)

@@ -22,12 +22,11 @@ from .diff import (
     compare_to_lock,
     crosses_headroom,
     file_changes,
-    increases_over,
     largest_increases,
-    parse_increase,
     percent_change,
     to_json,
 )
+from .budgets import increases_over, parse_increase
 from .history import History, Step, build_history
 from .lockfile import INSTRUCTIONS, LockDiff
 from .sides import Side, parse_side, parse_sides

@@ -20,9 +20,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..spec.provenance import SourceRef, paths_of
+from ..spec.provenance import ordered as ordered_refs
 from . import lockfile
 from ..assemble.export import dumps as pretty_json
-from .lockfile import GROUP_ORDER, INSTRUCTIONS, TOOL_PREFIX, LockDiff, request_hash, section_group
+from .lockfile import GROUP_ORDER, INSTRUCTIONS, TOOL_PREFIX, LockDiff, moved_fragments, part_refs, request_hash, section_group, source_pairs
 
 PARAMETERS = "(parameters)"
 """The body's request parameters (reasoning, tool_choice, ...), compared as one part."""
@@ -42,7 +44,9 @@ class SectionState:
     text: str
     tokens: int
     estimate: int
-    source: str  # the file it came from
+    source: str  # the fragment's own template (compatibility; see `sources`)
+    sources: tuple[SourceRef, ...] = ()  # everything the text was built from
+    label: str = ""  # how the section reads: its start marker, else its first line
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class SectionChange:
     before: SectionState | None
     after: SectionState | None
     group_id: str = ""  # the ChangeGroup holding its diff
+    changed_sources: tuple[str, ...] = ()  # the sources whose content differs between the sides
 
     @property
     def tokens_before(self) -> int:
@@ -80,6 +85,7 @@ class Move:
     order_before: tuple[str, ...]  # the fragments of its group, base side
     order_after: tuple[str, ...]
     group_id: str = ""
+    changed_sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,13 +156,25 @@ class ChangeGroup:
     id: str  # "c1", "c2", ... in report order
     fragment: str
     kind: str  # "changed" | "added" | "removed" | "moved"
-    sources: tuple[str, ...]  # files on either side
+    sources: tuple[str, ...]  # keys of everything the section was built from, either side ("path" or "path#field")
     before_text: str | None
     after_text: str | None
     variants: tuple[str, ...]
     tokens: tuple[tuple[str, int, int], ...]  # (variant, before, after) — counts depend on each model's encoding
     diff: str  # unified diff of the text ("" for moves)
     moves: tuple[Move, ...] = ()
+    changed_sources: tuple[str, ...] = ()  # of `sources`, those whose content changed: what the edit was
+    section: str = ""  # the section as it reads (start marker or first line)
+    refs: tuple[SourceRef, ...] = ()  # the sources with line ranges and digests (head side, else base)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The spec files behind the section."""
+        return tuple(sorted({_path(s) for s in self.sources}))
+
+    @property
+    def changed_files(self) -> tuple[str, ...]:
+        return tuple(sorted({_path(s) for s in self.changed_sources}))
 
     @property
     def delta_range(self) -> tuple[int, int]:
@@ -165,7 +183,9 @@ class ChangeGroup:
 
     @property
     def label(self) -> str:
-        return part_label(self.fragment)
+        if self.fragment in (INSTRUCTIONS, PARAMETERS) or self.fragment.startswith(TOOL_PREFIX):
+            return part_label(self.fragment)
+        return f"section {self.fragment}" + (f" {self.section}" if self.section and self.section != f"({self.fragment})" else "")
 
 
 def part_label(name: str) -> str:
@@ -177,6 +197,16 @@ def part_label(name: str) -> str:
     if name.startswith(TOOL_PREFIX):
         return f"tool {name[len(TOOL_PREFIX):]}"
     return f"fragment {name}"
+
+
+def _path(ref: str) -> str:
+    """The file of a source string ("models.json#harbor-5.context_window:4" -> "models.json")."""
+    head = ref.split("#", 1)[0]
+    if "#" not in ref:
+        base, sep, tail = head.rpartition(":")
+        if sep and tail.replace("-", "").isdigit():
+            head = base
+    return head
 
 
 @dataclass(frozen=True)
@@ -199,6 +229,29 @@ class Diff:
     files: tuple[FileChange, ...] = ()
     budget: int | None = None
     _status: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    reach: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    """Spec file -> the changed variants whose change it caused (by content digests)."""
+    axes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    universe: tuple[str, ...] = ()
+    """Every variant id on either side: what an axis summary counts against."""
+    breaches: tuple[Any, ...] = ()
+    """Budget breaches (review/budgets.py) of the head side, set by the caller."""
+
+    def describe(self, ids: Sequence[str]) -> str:
+        """'24 of 88 variants — mode = plan (all models, ...)', or the ids when no axis rule fits."""
+        from .axes import describe
+
+        return describe(list(ids), list(self.universe), self.axes)
+
+    def headline(self) -> str:
+        """The largest change of one variant and the total over all changed variants."""
+        if not self.changed:
+            return ""
+        top = max(self.changed, key=lambda c: (abs(c.delta), c.delta, c.id))
+        total = sum(c.delta for c in self.changed)
+        sign = lambda n: f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))  # noqa: E731
+        return (f"{len(self.changed)} of {len(self.universe)} variants changed; largest Δ {sign(top.delta)} tokens ({top.id}); "
+                f"total Δ {sign(total)} tokens across them")
 
     @property
     def is_empty(self) -> bool:
@@ -232,75 +285,56 @@ class Diff:
         return sorted(out, key=lambda r: r[0])
 
     def files_to_variants(self) -> dict[str, tuple[str, ...]]:
-        """Changed file -> variants whose changed sections came from it (by section source)."""
-        out: dict[str, set[str]] = {}
-        for g in self.groups:
-            for src in g.sources:
-                out.setdefault(src.split("#", 1)[0], set()).update(g.variants)
-        return {f.path: tuple(sorted(out.get(f.path, ()))) for f in self.files}
+        """Changed file -> the variants its change reached (a changed section built from it)."""
+        return {f.path: self.reach.get(f.path, ()) for f in self.files}
 
     def to_data(self) -> dict[str, Any]:
         """JSON-ready, deterministic: the `--format json` document."""
-        return {
-            "base": self.base_label,
-            "head": self.head_label,
-            "counts": {"changed": len(self.changed), "added": len(self.added), "removed": len(self.removed), "unchanged": len(self.unchanged)},
-            "changes": [_group_data(g) for g in self.groups],
-            "variants": {
-                "changed": [_variant_data(c) for c in self.changed],
-                "added": [_totals_data(a) for a in self.added],
-                "removed": [_totals_data(r) for r in self.removed],
-                "unchanged": list(self.unchanged),
-            },
-            "files": [{"path": f.path, "status": f.status, "variants": list(self.files_to_variants()[f.path])} for f in self.files],
-            "largest_increases": [{"id": c.id, "before": c.total_before, "after": c.total_after, "delta": c.delta} for c in self.largest_increases()],
-            "headroom_crossings": [{"id": v, "headroom_before": b, "headroom_after": a} for v, b, a in self.headroom_crossings()],
-            "budget": self.budget,
-            "budget_crossings": [{"id": v, "before": b, "after": a} for v, b, a in self.budget_crossings()],
-        }
+        from .diff_json import diff_data
+
+        return diff_data(self)
 
 
 # ---------------------------------------------------------------------------
 # Comparing
 
 
-def _sides(result) -> dict[str, tuple[Any, str, dict[str, SectionState], SectionState, dict[str, tuple[str, ...]]]]:
-    """variant id -> (measure, payload hash, sections by fragment, instructions, group orders)."""
+def _sides(result, only: Iterable[str] | None = None) -> dict[str, tuple[Any, str, dict[str, SectionState], SectionState, dict[str, tuple[str, ...]]]]:
+    """variant id -> (measure, payload hash, sections by fragment, instructions, group orders); `only`: just these ids."""
     out = {}
+    wanted = None if only is None else set(only)
     for m in result.measures:
         req = m.request
+        if wanted is not None and req.variant.id not in wanted:
+            continue
         sections: dict[str, SectionState] = {}
         orders: dict[str, list[str]] = {}
         for (_, message, section), (_, _, tokens, estimate) in zip(req.sections, m.section_tokens()):
             group = section_group(result.spec, section)
             orders.setdefault(group, []).append(section.fragment)
             sections[section.fragment] = SectionState(
-                section.fragment, group, message.role, len(orders[group]), section.text, tokens, estimate, section.source
+                section.fragment, group, message.role, len(orders[group]), section.text, tokens, estimate, section.source,
+                section.sources, section.label,
             )
         # Tools are parts like sections: shown as pretty JSON (so a diff reads
         # line by line), counted as their serialised definition is.
+        refs = part_refs(req)
         for i, (tool, tokens, estimate) in enumerate(zip(req.tools, m.tool_counts, m.tool_estimates), 1):
             name = TOOL_PREFIX + tool.name
             orders.setdefault("tools", []).append(name)
-            sections[name] = SectionState(name, "tools", "tools", i, pretty_json(tool.definition), tokens, estimate, tool.source)
+            sections[name] = SectionState(name, "tools", "tools", i, pretty_json(tool.definition), tokens, estimate, tool.source,
+                                          refs.get(name, ()), f"tool {tool.tool_name}")
         if req.params:
-            sections[PARAMETERS] = SectionState(PARAMETERS, "parameters", "parameters", 0, pretty_json(dict(req.params)), 0, 0, "spec.yaml")
-        base = SectionState(INSTRUCTIONS, "instructions", "instructions", 0, req.base.text, m.base, m.base_estimate, req.base.source)
+            sections[PARAMETERS] = SectionState(PARAMETERS, "parameters", "parameters", 0, pretty_json(dict(req.params)), 0, 0, "spec.yaml",
+                                                refs.get(PARAMETERS, ()), "request parameters")
+        base = SectionState(INSTRUCTIONS, "instructions", "instructions", 0, req.base.text, m.base, m.base_estimate, req.base.source,
+                            req.base.sources, "base instructions")
         out[req.variant.id] = (m, request_hash(req), sections, base, {g: tuple(v) for g, v in orders.items()})
     return out
 
 
 def _moves(before: dict[str, SectionState], after: dict[str, SectionState], ob: dict[str, tuple[str, ...]], oa: dict[str, tuple[str, ...]]) -> list[Move]:
-    common = set(before) & set(after)
-    moved: set[str] = {f for f in common if before[f].group != after[f].group}
-    for group in sorted(set(ob) & set(oa)):
-        seq_b = [f for f in ob[group] if f in common and after[f].group == group]
-        seq_a = [f for f in oa[group] if f in common and before[f].group == group]
-        if seq_b == seq_a:
-            continue
-        sm = difflib.SequenceMatcher(None, seq_b, seq_a, autojunk=False)
-        kept = {seq_b[i + k] for i, _, n in sm.get_matching_blocks() for k in range(n)}
-        moved |= set(seq_b) - kept
+    moved = moved_fragments({f: s.group for f, s in before.items()}, {f: s.group for f, s in after.items()}, ob, oa)
     out = []
     for f in sorted(moved, key=lambda f: (after[f].group, after[f].position)):
         b, a = before[f], after[f]
@@ -308,44 +342,100 @@ def _moves(before: dict[str, SectionState], after: dict[str, SectionState], ob: 
     return out
 
 
-def _unified(before: str | None, after: str | None, source_before: str, source_after: str) -> str:
-    def lines(text: str | None) -> list[str]:
+def _unified(before: str | None, after: str | None, label_before: str, label_after: str) -> str:
+    """A unified diff of two section texts, headed by the section, not a file.
+
+    Section texts rarely end in a newline; the `\\ No newline at end of file`
+    line is only shown when the two sides differ in that (it is then the change)."""
+    def lines(text: str | None, mark: bool) -> list[str]:
         if not text:
             return []
         out = text.splitlines(keepends=True)
         if not out[-1].endswith("\n"):
-            out[-1] += "\n\\ No newline at end of file\n"
+            out[-1] += "\n\\ No newline at end of file\n" if mark else "\n"
         return out
 
-    a, b = lines(before), lines(after)
-    diff = difflib.unified_diff(a, b, f"base/{source_before}", f"head/{source_after}", n=3)
+    mark = bool(before) and bool(after) and before.endswith("\n") != after.endswith("\n")  # type: ignore[union-attr]
+    a, b = lines(before, mark), lines(after, mark)
+    # difflib is quadratic (and worse) in the lines that differ (a 47 KB edit
+    # took 25 s): past a budget on the changed middle (after the common prefix and suffix), say how much
+    # differs instead of showing it.
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    mid_a, mid_b = len(a) - start - end, len(b) - start - end
+    if mid_a * mid_b > MAX_DIFF_CELLS or mid_a + mid_b > MAX_DIFF_LINES:
+        return (
+            f"--- {label_before}\n+++ {label_after}\n"
+            f"@@ -{start + 1},{mid_a} +{start + 1},{mid_b} @@ {mid_a} line(s) replaced by {mid_b}: "
+            "too many changed lines to diff line by line; compare the files directly\n"
+        )
+    diff = difflib.unified_diff(a, b, label_before, label_after, n=3, lineterm="\n")
     return "".join(line if line.endswith("\n") else line + "\n" for line in diff)
+
+
+MAX_DIFF_LINES = 8_000
+MAX_DIFF_CELLS = 2_000_000
+"""Budget for one section's line diff: changed lines on both sides, and their product (difflib's work)."""
+
+
+def diff_labels(fragment: str, section: str, changed: Sequence[str]) -> tuple[str, str]:
+    """The `---`/`+++` lines of a section diff: the rendered section, and the files that changed."""
+    name = "base instructions" if fragment == INSTRUCTIONS else f"section {fragment}"
+    if section and fragment != INSTRUCTIONS and section != f"({fragment})":
+        name += f" {section}"
+    files = ", ".join(sorted({_path(c) for c in changed}))
+    return f"base: {name}", f"head: {name}" + (f" (changed: {files})" if files else "")
 
 
 def _digest(text: str | None) -> str:
     return "-" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _changed_refs(states: Iterable[SectionState | None], other_pairs: list[set[tuple[str, str]]], sides: Iterable[int]) -> set[SourceRef]:
+    """The sources of these states whose content the other side does not have."""
+    out: set[SourceRef] = set()
+    for state, side in zip(states, sides):
+        if state is None:
+            continue
+        pairs = other_pairs[1 - side]
+        out |= {r for r in state.sources if (r.key, r.digest) not in pairs}
+    return out
+
+
 def compare(base_result, head_result, *, base_label: str = "base", head_label: str = "head", budget: int | None = None, files: Sequence[FileChange] = ()) -> Diff:
     """Compare two pipeline Results (see the module docstring)."""
     base, head = _sides(base_result), _sides(head_result)
+    pairs = [source_pairs(base_result), source_pairs(head_result)]
+    layout_ref = _layout_ref(base_result, head_result)
     added = tuple(_totals(head[v][0]) for v in sorted(set(head) - set(base)))
     removed = tuple(_totals(base[v][0]) for v in sorted(set(base) - set(head)))
     unchanged: list[str] = []
     raw_changes: list[tuple[Any, ...]] = []  # (variant id, measures..., instr change, section changes, moves)
-    # group key -> [fragment, kind, sources, before_text, after_text, variants, tokens, moves]
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    reach: dict[str, set[str]] = {}
 
-    def add_group(key: tuple[Any, ...], fragment: str, kind: str, before: SectionState | None, after: SectionState | None, vid: str, move: Move | None = None) -> tuple[Any, ...]:
+    def add_group(key: tuple[Any, ...], fragment: str, kind: str, before: SectionState | None, after: SectionState | None, vid: str,
+                  changed: set[SourceRef], move: Move | None = None) -> tuple[Any, ...]:
         g = groups.get(key)
         if g is None:
-            g = groups[key] = {"fragment": fragment, "kind": kind, "sources": set(), "before": before.text if before and kind != "moved" else None,
-                               "after": after.text if after and kind != "moved" else None, "variants": [], "tokens": [], "moves": [],
-                               "src_before": before.source if before else (after.source if after else ""),
-                               "src_after": after.source if after else (before.source if before else "")}
-        g["sources"].update(s.source for s in (before, after) if s is not None)
+            shown = after or before
+            g = groups[key] = {"fragment": fragment, "kind": kind, "sources": set(), "changed": set(),
+                               "before": before.text if before and kind != "moved" else None,
+                               "after": after.text if after and kind != "moved" else None, "variants": [], "tokens": [], "moves": [], "refs": set(),
+                               "section": shown.label if shown else ""}
+        g["sources"].update(r.key for st in (before, after) if st is not None for r in st.sources)
+        g["changed"].update(r.key for r in changed)
+        g["refs"].update((after or before).sources)  # type: ignore[union-attr]
+        if move is not None and layout_ref is not None:
+            g["sources"].add(layout_ref.key)
         g["variants"].append(vid)
         g["tokens"].append((vid, before.tokens if before else 0, after.tokens if after else 0))
+        for path in paths_of(changed):
+            reach.setdefault(path, set()).add(vid)
         if move is not None:
             g["moves"].append(move)
         return key
@@ -358,20 +448,26 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
             continue
         instr = None
         if ib.text != ia.text:
-            key = add_group(("text", INSTRUCTIONS, _digest(ib.text), _digest(ia.text)), INSTRUCTIONS, "changed", ib, ia, vid)
-            instr = (SectionChange(INSTRUCTIONS, "changed", ib, ia), key)
+            changed = _changed_refs((ib, ia), pairs, (0, 1))
+            key = add_group(("text", INSTRUCTIONS, _digest(ib.text), _digest(ia.text)), INSTRUCTIONS, "changed", ib, ia, vid, changed)
+            instr = (SectionChange(INSTRUCTIONS, "changed", ib, ia, "", _keys(changed)), key)
         sections = []
         for frag in sorted(set(sb) | set(sa), key=lambda f: _order_key(sa.get(f) or sb[f])):
             b, a = sb.get(frag), sa.get(frag)
             if b is not None and a is not None and b.text == a.text:
                 continue
             kind = "added" if b is None else "removed" if a is None else "changed"
-            key = add_group(("text", frag, _digest(b.text if b else None), _digest(a.text if a else None)), frag, kind, b, a, vid)
-            sections.append((SectionChange(frag, kind, b, a), key))
+            changed = _changed_refs((b, a), pairs, (0, 1))
+            key = add_group(("text", frag, _digest(b.text if b else None), _digest(a.text if a else None)), frag, kind, b, a, vid, changed)
+            sections.append((SectionChange(frag, kind, b, a, "", _keys(changed)), key))
         moves = []
         for mv in _moves(sb, sa, ob, oa):
-            key = add_group(("move", mv.fragment, mv.group_before, mv.group_after), mv.fragment, "moved", sb[mv.fragment], sa[mv.fragment], vid, mv)
-            moves.append((mv, key))
+            changed = _changed_refs((sb[mv.fragment], sa[mv.fragment]), pairs, (0, 1))
+            if layout_ref is not None and (layout_ref.key, layout_ref.digest) not in pairs[0]:
+                changed.add(layout_ref)
+            key = add_group(("move", mv.fragment, mv.group_before, mv.group_after), mv.fragment, "moved", sb[mv.fragment], sa[mv.fragment], vid, changed, mv)
+            moves.append((Move(*[getattr(mv, f) for f in ("fragment", "group_before", "group_after", "position_before", "position_after", "order_before", "order_after")],
+                               "", _keys(changed)), key))
         raw_changes.append((vid, mb, ma, instr, sections, moves))
 
     # Number groups: the widest changes first, then by name, so ids are stable.
@@ -388,14 +484,17 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
             after_text=g["after"],
             variants=tuple(g["variants"]),
             tokens=tuple(g["tokens"]),
-            diff="" if g["kind"] == "moved" else _unified(g["before"], g["after"], g["src_before"], g["src_after"]),
+            diff="" if g["kind"] == "moved" else _unified(g["before"], g["after"], *diff_labels(g["fragment"], g["section"], sorted(g["changed"]))),
             moves=tuple(g["moves"]),
+            changed_sources=tuple(sorted(g["changed"])),
+            section=g["section"],
+            refs=ordered_refs(g["refs"]),
         )
         for key, g in ordered
     )
-    changed = []
+    changed_variants = []
     for vid, mb, ma, instr, sections, moves in raw_changes:
-        changed.append(
+        changed_variants.append(
             VariantChange(
                 id=vid,
                 total_before=mb.total,
@@ -414,8 +513,33 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
     status = {v: "unchanged" for v in unchanged}
     status.update({a.id: "added" for a in added})
     status.update({r.id: "removed" for r in removed})
-    status.update({c.id: "changed" for c in changed})
-    return Diff(base_label, head_label, added, removed, tuple(changed), tuple(unchanged), built, tuple(files), budget, status)
+    status.update({c.id: "changed" for c in changed_variants})
+    reached = {path: tuple(sorted(vs)) for path, vs in sorted(reach.items())}
+    axes = _axes(base_result, head_result)
+    return Diff(base_label, head_label, added, removed, tuple(changed_variants), tuple(unchanged), built, tuple(files), budget, status, reached,
+                axes, tuple(sorted(set(base) | set(head))))
+
+
+def _axes(base_result, head_result) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Head's axes, with values only the base has appended (for removed variants)."""
+    try:
+        head_axes, base_axes = head_result.spec.axes, dict(base_result.spec.axes)
+    except AttributeError:
+        return ()
+    return tuple((a, tuple(vs) + tuple(v for v in base_axes.get(a, ()) if v not in vs)) for a, vs in head_axes)
+
+
+def _keys(refs: Iterable[SourceRef]) -> tuple[str, ...]:
+    return tuple(sorted({r.key for r in refs}))
+
+
+def _layout_ref(base_result, head_result) -> SourceRef | None:
+    from ..spec.provenance import field_ref
+
+    try:
+        return field_ref("spec.yaml", "layout", {k: list(v) for k, v in head_result.spec.layout.items()})
+    except AttributeError:
+        return None
 
 
 def _order_key(s: SectionState) -> tuple[int, int]:
@@ -423,11 +547,12 @@ def _order_key(s: SectionState) -> tuple[int, int]:
 
 
 def _with_id(change: SectionChange, gid: str) -> SectionChange:
-    return SectionChange(change.fragment, change.kind, change.before, change.after, gid)
+    return SectionChange(change.fragment, change.kind, change.before, change.after, gid, change.changed_sources)
 
 
 def _move_with_id(move: Move, gid: str) -> Move:
-    return Move(move.fragment, move.group_before, move.group_after, move.position_before, move.position_after, move.order_before, move.order_after, gid)
+    return Move(move.fragment, move.group_before, move.group_after, move.position_before, move.position_after, move.order_before, move.order_after, gid,
+                move.changed_sources)
 
 
 def _totals(m) -> VariantTotals:
@@ -452,98 +577,5 @@ def compare_to_lock(lock_data: Mapping[str, Any], head_result) -> LockDiff:
     return lockfile.compare(lock_data, head_result)
 
 
-# ---------------------------------------------------------------------------
-# CI gate
-
-
-def parse_increase(value: str) -> tuple[float, bool]:
-    """`--fail-on-increase` value: "200" -> (200, False); "5%" -> (5.0, True)."""
-    text = value.strip()
-    percent = text.endswith("%")
-    number = text[:-1].strip() if percent else text
-    try:
-        amount = float(number) if percent else int(number)
-    except ValueError:
-        raise ValueError(f"--fail-on-increase expects a number of tokens or a percentage such as 5%, got {value!r}") from None
-    if amount < 0:
-        raise ValueError(f"--fail-on-increase must not be negative, got {value!r}")
-    return amount, percent
-
-
-def increases_over(diff: Diff, amount: float, percent: bool) -> list[VariantChange]:
-    """Changed variants whose total grew by more than the threshold (added variants have no base and are not counted)."""
-    out = []
-    for c in diff.changed:
-        if percent:
-            if c.delta > 0 and (c.total_before == 0 or 100.0 * c.delta / c.total_before > amount):
-                out.append(c)
-        elif c.delta > amount:
-            out.append(c)
-    return sorted(out, key=lambda c: (-c.delta, c.id))
-
-
-# ---------------------------------------------------------------------------
-# JSON
-
-
-def _state_data(s: SectionState | None) -> dict[str, Any] | None:
-    if s is None:
-        return None
-    return {"group": s.group, "role": s.role, "position": s.position, "tokens": s.tokens, "codex_estimate": s.estimate, "source": s.source, "sha256": _digest(s.text)}
-
-
-def _change_data(s: SectionChange) -> dict[str, Any]:
-    return {"fragment": s.fragment, "kind": s.kind, "change": s.group_id, "tokens_before": s.tokens_before, "tokens_after": s.tokens_after,
-            "delta": s.delta, "before": _state_data(s.before), "after": _state_data(s.after)}
-
-
-def _variant_data(c: VariantChange) -> dict[str, Any]:
-    return {
-        "id": c.id,
-        "total_before": c.total_before,
-        "total_after": c.total_after,
-        "delta": c.delta,
-        "percent": None if c.percent is None else round(c.percent, 3),
-        "codex_estimate_before": c.estimate_before,
-        "codex_estimate_after": c.estimate_after,
-        "encoding_before": c.encoding_before,
-        "encoding_after": c.encoding_after,
-        "headroom_before": c.headroom_before,
-        "headroom_after": c.headroom_after,
-        "crosses_headroom": c.crosses_headroom,
-        "instructions": _change_data(c.instructions) if c.instructions else None,
-        "sections": [_change_data(s) for s in c.sections],
-        "moves": [
-            {"fragment": m.fragment, "change": m.group_id, "group_before": m.group_before, "group_after": m.group_after,
-             "position_before": m.position_before, "position_after": m.position_after,
-             "order_before": list(m.order_before), "order_after": list(m.order_after)}
-            for m in c.moves
-        ],
-    }
-
-
-def _totals_data(t: VariantTotals) -> dict[str, Any]:
-    return {"id": t.id, "total": t.total, "codex_estimate": t.estimate, "headroom": t.headroom}
-
-
-def _group_data(g: ChangeGroup) -> dict[str, Any]:
-    lo, hi = g.delta_range
-    return {
-        "id": g.id,
-        "fragment": g.fragment,
-        "kind": g.kind,
-        "sources": list(g.sources),
-        "variants": list(g.variants),
-        "tokens": [{"variant": v, "before": b, "after": a, "delta": a - b} for v, b, a in g.tokens],
-        "delta_min": lo,
-        "delta_max": hi,
-        "diff": g.diff,
-        "before": g.before_text,
-        "after": g.after_text,
-    }
-
-
 def to_json(diff: Diff) -> str:
     return json.dumps(diff.to_data(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-
-

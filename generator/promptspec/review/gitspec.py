@@ -12,7 +12,6 @@ a spec that does not load on one side.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import tempfile
@@ -117,8 +116,25 @@ def _ls_tree(repo: Path, commit: str, rel: str) -> list[tuple[str, str, str, str
     return out
 
 
+def _blob_sizes(repo: Path, objects: list[str]) -> dict[str, int]:
+    """Sizes of blobs without reading them (`git cat-file --batch-check`)."""
+    unique = sorted(set(objects))
+    if not unique:
+        return {}
+    proc = _git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", stdin=("\n".join(unique) + "\n").encode())
+    if proc.returncode != 0:
+        raise UsageError(f"git cat-file failed: {_first_line(proc.stderr)}")
+    sizes: dict[str, int] = {}
+    for line in proc.stdout.decode("ascii", "replace").splitlines():
+        parts = line.split(" ")
+        if len(parts) != 3 or parts[1] != "blob" or not parts[2].isdigit():
+            raise UsageError(f"git cat-file could not read object {parts[0]}")
+        sizes[parts[0]] = int(parts[2])
+    return sizes
+
+
 def _cat_blobs(repo: Path, objects: list[str]) -> dict[str, bytes]:
-    """Read many blobs with one `git cat-file --batch` process."""
+    """Read many blobs with one `git cat-file --batch` process (sizes checked first by the caller)."""
     unique = sorted(set(objects))
     if not unique:
         return {}
@@ -137,34 +153,91 @@ def _cat_blobs(repo: Path, objects: list[str]) -> dict[str, bytes]:
     return blobs
 
 
+def _checked_entries(entries: list[tuple[str, str, str, str]], commit: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(mode, object, path parts) of the blobs to write, refusing any tree a
+    real checkout could not have: unsafe names, one name twice (git fsck's
+    duplicateEntries: a symlink then a file of the same name would have the
+    file written through the symlink), or a name that is both a file and a folder."""
+    out: list[tuple[str, str, tuple[str, ...]]] = []
+    files: set[tuple[str, ...]] = set()
+    folders: set[tuple[str, ...]] = set()
+    for mode, kind, obj, name in entries:
+        if kind != "blob":
+            continue  # submodule (commit) entries have no content here
+        pure = PurePosixPath(name)
+        parts = tuple(name.split("/"))
+        if pure.is_absolute() or any(p in ("..", ".", "") for p in parts) or "\x00" in name:
+            raise UsageError(f"refusing unsafe path {name!r} in revision {commit[:12]}")
+        if parts in files or parts in folders:
+            raise UsageError(f"refusing revision {commit[:12]}: its tree lists {name!r} twice (a corrupt or crafted tree; see `git fsck`)")
+        for i in range(1, len(parts)):
+            if parts[:i] in files:
+                raise UsageError(f"refusing revision {commit[:12]}: {'/'.join(parts[:i])!r} is both a file and a folder in its tree")
+            folders.add(parts[:i])
+        files.add(parts)
+        out.append((mode, obj, parts))
+    return out
+
+
+def _mkdirs(dest: Path, parts: tuple[str, ...]) -> Path:
+    """Create dest/parts[0]/... one level at a time, refusing anything but a real folder on the way."""
+    here = dest
+    for part in parts:
+        here = here / part
+        try:
+            os.mkdir(here, 0o755)
+        except FileExistsError:
+            if os.path.islink(here) or not os.path.isdir(here):
+                raise UsageError(f"refusing to write under {here}: not a plain folder") from None
+    return here
+
+
 def materialise(repo: Path, commit: str, rel: str, dest: Path) -> Path:
     """Write the tree at `commit:rel` under `dest/rel` and return that folder.
 
-    Submodules are skipped; symlinks are recreated as symlinks (the spec loader
-    refuses any that lead outside the spec folder)."""
+    The tree may be hostile (a pull request's branch), so nothing is ever
+    written through a symlink: blob sizes are checked before any is read,
+    files are created with O_EXCL|O_NOFOLLOW and their mode set at creation,
+    and symlinks are recreated only after every file (the spec loader refuses
+    any that lead outside the spec folder).  Submodules are skipped."""
+    from ..spec.files import MAX_FILE_BYTES, MAX_SPEC_BYTES
+    from .lockfile import MAX_LOCK_BYTES
+
     entries = _ls_tree(repo, commit, rel)
     target = dest if rel == "." else dest / rel
     if not entries:
         raise UsageError(f"no folder {rel!r} at revision {commit[:12]} (was the spec folder moved? pass its old path with --spec or compare folders)")
-    blobs = _cat_blobs(repo, [obj for mode, kind, obj, _ in entries if kind == "blob"])
-    dest_real = dest.resolve()
-    for mode, kind, obj, name in entries:
-        if kind != "blob":
-            continue  # submodule (commit) entries have no content here
-        parts = PurePosixPath(name).parts
-        if any(p in ("..", "") for p in parts) or PurePosixPath(name).is_absolute():
-            raise UsageError(f"refusing unsafe path {name!r} in revision {commit[:12]}")
-        out = dest.joinpath(*parts)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if dest_real not in out.parent.resolve().parents and out.parent.resolve() != dest_real:
-            raise UsageError(f"refusing path {name!r} in revision {commit[:12]}: it leaves the temporary folder")
+    blobs_to_write = _checked_entries(entries, commit)
+    sizes = _blob_sizes(repo, [obj for _, obj, _ in blobs_to_write])
+    total = 0
+    for mode, obj, parts in blobs_to_write:
+        limit = MAX_LOCK_BYTES if parts[-1] == LOCK_FILE else MAX_FILE_BYTES
+        if sizes[obj] > limit:
+            raise UsageError(f"refusing revision {commit[:12]}: {'/'.join(parts)!r} is {sizes[obj]} bytes, over the {limit} byte limit for a spec file")
+        total += sizes[obj]
+    if total > MAX_SPEC_BYTES + MAX_LOCK_BYTES:
+        raise UsageError(f"refusing revision {commit[:12]}: its spec folder holds {total} bytes, over the {MAX_SPEC_BYTES} byte budget")
+    blobs = _cat_blobs(repo, [obj for _, obj, _ in blobs_to_write])
+    nofollow = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    links = []
+    for mode, obj, parts in blobs_to_write:
         if mode == "120000":
-            os.symlink(blobs[obj].decode("utf-8", "surrogateescape"), out)
-        else:
-            out.write_bytes(blobs[obj])
-            if mode == "100755":
-                out.chmod(0o755)
-    if not target.is_dir():
+            links.append((obj, parts))
+            continue
+        folder = _mkdirs(dest, parts[:-1])
+        try:
+            fd = os.open(folder / parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o755 if mode == "100755" else 0o644)
+        except FileExistsError:
+            raise UsageError(f"refusing revision {commit[:12]}: {'/'.join(parts)!r} would be written twice") from None
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blobs[obj])
+    for obj, parts in links:
+        folder = _mkdirs(dest, parts[:-1])
+        try:
+            os.symlink(blobs[obj].decode("utf-8", "surrogateescape"), folder / parts[-1])
+        except FileExistsError:
+            raise UsageError(f"refusing revision {commit[:12]}: {'/'.join(parts)!r} would be written twice") from None
+    if not target.is_dir() or target.is_symlink():
         raise UsageError(f"{rel!r} is a file, not a folder, at revision {commit[:12]}")
     return target
 
@@ -173,28 +246,63 @@ def materialise(repo: Path, commit: str, rel: str, dest: Path) -> Path:
 # sides
 
 
-def open_side(ref: str | None, *, spec_dir: Path, workdir: Path) -> SpecSource:
+FOLDER_PREFIX = "dir:"
+REVISION_PREFIX = "rev:"
+
+
+def side_kind(ref: str, *, root: Path | None = None) -> tuple[str, str]:
+    """("folder", path) or ("revision", rev) for a BASE/HEAD argument: never a guess.
+
+    A pull request controls which folders exist in its checkout, so a folder
+    named `origin/main/` must not silently stand in for the revision (the
+    token gate would compare the change with itself).  A folder is written as
+    a path (`./old`, `old/`, `../old`, `/abs/old`) or `dir:old`; a revision as itself
+    or `rev:origin/main`.  A bare name that is also an existing folder is
+    refused as ambiguous."""
+    if ref.startswith(FOLDER_PREFIX):
+        return "folder", ref[len(FOLDER_PREFIX):]
+    if ref.startswith(REVISION_PREFIX):
+        return "revision", ref[len(REVISION_PREFIX):]
+    posix = ref.replace("\\", "/")
+    if posix.startswith(("./", "../", "/", "~/")) or posix.endswith("/") or posix in (".", "..") or Path(ref).is_absolute():
+        return "folder", ref
+    base = Path(root) if root is not None else Path.cwd()
+    if os.path.lexists(base / ref):
+        raise UsageError(
+            f"{ref!r} is ambiguous: it names a git revision and also an existing path; "
+            f"write ./{ref} (or {FOLDER_PREFIX}{ref}) for the folder, or {REVISION_PREFIX}{ref} for the revision"
+        )
+    return "revision", ref
+
+
+def open_side(ref: str | None, *, spec_dir: Path, workdir: Path, root: Path | None = None) -> SpecSource:
     """Turn a BASE/HEAD argument into a spec folder on disk.
 
-    None is the working tree (`spec_dir` as it is now); an existing folder is
-    used as it is (it must hold spec.yaml); anything else is a git revision of
-    the repository holding `spec_dir`, materialised under `workdir`."""
+    None is the working tree (`spec_dir` as it is now); a folder (see
+    `side_kind`, relative to `root`, default the current folder) must hold
+    spec.yaml; a revision of the repository holding `spec_dir` is
+    materialised under `workdir`."""
     if ref is None:
         return SpecSource(WORKING_TREE, Path(spec_dir))
-    as_path = Path(ref)
-    if as_path.is_dir():
+    kind, value = side_kind(ref, root=root)
+    if kind == "folder":
+        as_path = Path(value).expanduser()
+        if not as_path.is_absolute() and root is not None:
+            as_path = Path(root) / as_path
+        if as_path.is_file():
+            raise UsageError(f"{ref} is a file; pass a git revision or a spec folder")
+        if not as_path.is_dir():
+            raise UsageError(f"no folder {value!r}; pass a spec folder or a git revision")
         if not (as_path / SPEC_FILE).is_file():
             raise UsageError(f"{ref} is a folder but not a spec folder (no {SPEC_FILE} in it); pass a spec folder or a git revision")
         return SpecSource(ref, as_path)
-    if as_path.is_file():
-        raise UsageError(f"{ref} is a file; pass a git revision or a spec folder")
     repo, rel = repo_of(Path(spec_dir))
-    commit = resolve_commit(repo, ref)
+    commit = resolve_commit(repo, value)
     workdir.mkdir(parents=True, exist_ok=True)
     path = materialise(repo, commit, rel, workdir)
     if not (path / SPEC_FILE).is_file():
         raise UsageError(f"{rel!r} at {ref} ({commit[:7]}) is not a spec folder (no {SPEC_FILE}); pass the spec folder's path with --spec")
-    return SpecSource(ref, path, commit)
+    return SpecSource(value, path, commit)
 
 
 @contextmanager
@@ -227,11 +335,17 @@ def digest_tree(root: Path, *, skip: frozenset[str] = frozenset({LOCK_FILE})) ->
     """sha256 of every file under `root` by posix relative path (dot-folders and the lock skipped).
 
     Used to list which spec files differ between the two sides, so a reviewer
-    sees `modes/plan.md modified` beside the sections it changed."""
+    sees `modes/plan.md modified` beside the sections it changed.  Files no
+    spec references are hashed too, so each read is bounded and non-blocking
+    (a `x.md -> /dev/zero` or a FIFO gets a marker, not a hang), and the
+    whole walk stops hashing past the spec size budget."""
+    from ..spec.files import MAX_FILE_BYTES, MAX_SPEC_BYTES, file_digest
+
     out: dict[str, str] = {}
     root = Path(root)
     if not root.is_dir():
         return out
+    budget = MAX_SPEC_BYTES
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
         for name in sorted(filenames):
@@ -239,11 +353,12 @@ def digest_tree(root: Path, *, skip: frozenset[str] = frozenset({LOCK_FILE})) ->
             rel = path.relative_to(root).as_posix()
             if rel in skip or name.startswith("."):
                 continue
-            try:
-                data = path.read_bytes()
-            except OSError:
+            digest = file_digest(path, limit=max(0, min(MAX_FILE_BYTES, budget)))
+            if digest is None:
                 continue
-            out[rel] = hashlib.sha256(data).hexdigest()
+            if ":" not in digest:
+                budget -= os.stat(path).st_size
+            out[rel] = digest
     return out
 
 
@@ -259,6 +374,7 @@ __all__ = [
     "open_side",
     "repo_of",
     "resolve_commit",
+    "side_kind",
 ]
 
 

@@ -10,9 +10,11 @@ spaces and a trailing newline so its own git diff is small and stable.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +23,12 @@ from typing import Any, Mapping
 from ..assemble import export
 from ..errors import SpecError
 from ..measure.figures import TOOLS_COUNT_RULE
+from ..spec.files import read_regular_bytes
 
 LOCK_FILE = "prompts.lock.json"
 """Reserved name in a spec folder: the loader ignores it; lint should not call it an orphan."""
+MAX_LOCK_BYTES = 64 * 1024 * 1024
+"""A lock holds a few hundred bytes per variant; anything near this is hostile."""
 
 FORMAT = 1
 HASH_RULE = "sha256 of the UTF-8 canonical JSON (sorted keys, no spaces) of the Responses API payload"
@@ -59,6 +64,79 @@ def section_group(spec, section) -> str:
         return spec.slot_message(section.slot)
     except KeyError:
         return section.role
+
+
+def moved_fragments(before: Mapping[str, str], after: Mapping[str, str], order_before: Mapping[str, tuple[str, ...]], order_after: Mapping[str, tuple[str, ...]]) -> set[str]:
+    """Sections present on both sides whose place changed: those that changed
+    group, and within a group those outside the longest common order.  A
+    section inserted or removed shifts the positions of the others without
+    moving them, so `check` and `diff` (which both use this) agree."""
+    common = set(before) & set(after)
+    moved: set[str] = {f for f in common if before[f] != after[f]}
+    for group in sorted(set(order_before) & set(order_after)):
+        seq_b = [f for f in order_before[group] if f in common and after[f] == group]
+        seq_a = [f for f in order_after[group] if f in common and before[f] == group]
+        if seq_b == seq_a:
+            continue
+        sm = difflib.SequenceMatcher(None, seq_b, seq_a, autojunk=False)
+        kept = {seq_b[i + k] for i, _, n in sm.get_matching_blocks() for k in range(n)}
+        moved |= set(seq_b) - kept
+    return moved
+
+
+def part_refs(req) -> dict[str, tuple[Any, ...]]:
+    """Provenance of a request's parts other than sections: tools (their file,
+    by the JSON sent) and the request parameters (spec.yaml's request settings)."""
+    from ..spec.provenance import SourceRef, digest, field_ref
+
+    out: dict[str, tuple[Any, ...]] = {}
+    for tool in getattr(req, "tools", ()) or ():
+        out[TOOL_PREFIX + tool.name] = (SourceRef(tool.source, "", tool.line or 0, tool.line or 0, digest(tool.serialized)),)
+    params = getattr(req, "params", None)
+    if params:
+        out["(parameters)"] = (field_ref("spec.yaml", "request", dict(params)),)
+    return out
+
+
+def source_pairs(result) -> set[tuple[str, str]]:
+    """Every (source key, content digest) a side's texts were built from, and its layout."""
+    from ..spec.provenance import field_ref
+
+    memo = result.spec.memo if hasattr(result, "spec") else {}
+    hit = memo.get(("source_pairs", id(result)))
+    if hit is not None:
+        return hit
+    out: set[tuple[str, str]] = set()
+    seen: set[int] = set()
+    for req in result.requests:
+        for obj in (req.base, *(s for _, _, s in req.sections)):
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            out.update((r.key, r.digest) for r in getattr(obj, "sources", ()))
+        for refs in part_refs(req).values():
+            out.update((r.key, r.digest) for r in refs)
+    layout = field_ref("spec.yaml", "layout", {k: list(v) for k, v in result.spec.layout.items()})
+    out.add((layout.key, layout.digest))
+    memo[("source_pairs", id(result))] = out
+    return out
+
+
+def sources_data(result) -> dict[str, Any]:
+    """The lock's `sources`: key -> digest (a sorted list when one key has several)."""
+    by_key: dict[str, set[str]] = {}
+    for key, dig in source_pairs(result):
+        by_key.setdefault(key, set()).add(dig)
+    return {k: (sorted(v)[0] if len(v) == 1 else sorted(v)) for k, v in sorted(by_key.items())}
+
+
+def _pairs_of(data: Mapping[str, Any]) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for key, value in (data.get("sources") or {}).items():
+        for dig in value if isinstance(value, list) else [value]:
+            if isinstance(dig, str):
+                out.add((str(key), dig))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -111,6 +189,7 @@ def build(result) -> dict[str, Any]:
         # Variant ids are the axis values joined by "/": the names say which is which (for `history` over lock files).
         "axes": [{"name": name, "values": list(values)} for name, values in result.spec.axes],
         "variants": {m.request.variant.id: variant_entry(result.spec, m) for m in result.measures},
+        "sources": sources_data(result),
     }
 
 
@@ -128,10 +207,10 @@ def write(path: str | Path, data: Mapping[str, Any]) -> bool:
     path = Path(path)
     text = dumps(data)
     try:
-        if path.read_text(encoding="utf-8") == text:
+        if read_regular_bytes(path, limit=MAX_LOCK_BYTES, what="lock file") == text.encode("utf-8"):
             return False
-    except (OSError, UnicodeDecodeError):
-        pass
+    except SpecError:
+        pass  # missing, a FIFO or device, or too big: replaced below, never read
     if not path.parent.is_dir():
         raise SpecError("folder for the lock file does not exist", path.parent, hint="create it or pass --lock PATH")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -155,17 +234,23 @@ def read(path: str | Path) -> dict[str, Any]:
     """Load and shape-check a lock file; a user error names the file."""
     path = Path(path)
     hint = "regenerate it with `promptspec lock`"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         error = SpecError("no lock file here", path, hint="run `promptspec lock` to create it, then commit it")
         raise error from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read the lock file: {exc}", path, hint=hint) from None
+    try:
+        text = read_regular_bytes(path, limit=MAX_LOCK_BYTES, what="lock file").decode("utf-8")
+    except SpecError as exc:
+        raise SpecError(f"cannot read the lock file: {exc.message}", path, hint=hint) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"lock file is not valid UTF-8 (byte {exc.start})", path, hint=hint) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecError(f"lock file is not valid JSON: {exc.msg}", path, line=exc.lineno, column=exc.colno, hint=hint) from None
+    except RecursionError:
+        raise SpecError("lock file nests too deeply", path, hint=hint) from None
+    except ValueError as exc:  # a number with more than 4,300 digits
+        raise SpecError(f"lock file is not valid JSON: {str(exc).splitlines()[0]}", path, hint=hint) from None
     if not isinstance(data, dict) or not isinstance(data.get("variants"), dict):
         raise SpecError("lock file has no 'variants' object", path, hint=hint)
     if data.get("format") != FORMAT:
@@ -186,6 +271,7 @@ class LockSectionChange:
     kind: str  # "changed" | "added" | "removed" | "moved" | "retokenized"
     tokens_before: int | None
     tokens_after: int | None
+    changed_sources: tuple[str, ...] = ()  # what changed behind it (when the lock records sources)
 
     @property
     def delta(self) -> int:
@@ -250,7 +336,8 @@ class LockDiff:
                     "encoding_before": c.encoding_before,
                     "encoding_after": c.encoding_after,
                     "sections": [
-                        {"fragment": s.fragment, "kind": s.kind, "tokens_before": s.tokens_before, "tokens_after": s.tokens_after, "delta": s.delta}
+                        {"fragment": s.fragment, "kind": s.kind, "tokens_before": s.tokens_before, "tokens_after": s.tokens_after, "delta": s.delta,
+                         "changed_sources": list(s.changed_sources)}
                         for s in c.sections
                     ],
                 }
@@ -279,6 +366,17 @@ def _section_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Lo
         return (GROUP_ORDER.get(entry.get("group"), 9), position if isinstance(position, int) else 0, frag)
 
     order = sorted(set(os_) | set(ns), key=where)
+
+    def orders(entries: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[tuple[int, str]]] = {}
+        for frag, e in entries.items():
+            if isinstance(e, dict):
+                pos = e.get("position")
+                out.setdefault(str(e.get("group")), []).append((pos if isinstance(pos, int) else 0, frag))
+        return {g: tuple(f for _, f in sorted(v)) for g, v in out.items()}
+
+    old_ok = {f: e for f, e in os_.items() if isinstance(e, dict)}
+    moved = moved_fragments({f: str(e.get("group")) for f, e in old_ok.items()}, {f: str(e["group"]) for f, e in ns.items()}, orders(old_ok), orders(ns))
     for frag in order:
         a, b = os_.get(frag), ns.get(frag)
         if not isinstance(a, dict):
@@ -287,7 +385,7 @@ def _section_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Lo
             out.append(LockSectionChange(frag, "removed", a.get("tokens"), None))
         elif a.get("sha256") != b["sha256"]:
             out.append(LockSectionChange(frag, "changed", a.get("tokens"), b["tokens"]))
-        elif (a.get("group"), a.get("position")) != (b["group"], b["position"]):
+        elif frag in moved:
             out.append(LockSectionChange(frag, "moved", a.get("tokens"), b["tokens"]))
         elif a.get("tokens") != b["tokens"]:
             out.append(LockSectionChange(frag, "retokenized", a.get("tokens"), b["tokens"]))
@@ -300,8 +398,24 @@ def _total(entry: Mapping[str, Any]) -> int:
 
 
 def compare(lock_data: Mapping[str, Any], result) -> LockDiff:
-    """Compare lock data (as read) with a fresh pipeline Result."""
-    return compare_data(lock_data, build(result))
+    """Compare lock data (as read) with a fresh pipeline Result; when the lock
+    records its sources, each change names the sources that changed behind it."""
+    diff = compare_data(lock_data, build(result))
+    if not lock_data.get("sources") or not diff.changed:
+        return diff
+    old = _pairs_of(lock_data)
+    by_id = {r.variant.id: r for r in result.requests}
+    changed = []
+    for c in diff.changed:
+        req = by_id[c.id]
+        refs = {INSTRUCTIONS: req.base.sources, **{s.fragment: s.sources for _, _, s in req.sections}, **part_refs(req)}
+        sections = tuple(
+            LockSectionChange(s.fragment, s.kind, s.tokens_before, s.tokens_after,
+                              tuple(sorted(str(r) for r in refs.get(s.fragment, ()) if (r.key, r.digest) not in old)))
+            for s in c.sections
+        )
+        changed.append(LockVariantChange(c.id, c.total_before, c.total_after, c.encoding_before, c.encoding_after, sections))
+    return LockDiff(diff.added, diff.removed, tuple(changed), diff.unchanged)
 
 
 def compare_data(old: Mapping[str, Any], new: Mapping[str, Any]) -> LockDiff:
@@ -322,22 +436,47 @@ def _signed(n: int) -> str:
     return f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))
 
 
-def format_check(diff: LockDiff, lock_path: str, *, limit: int = 40) -> str:
-    """The short report `promptspec check` prints."""
+def _file_of(source: str) -> str:
+    return source.split("#", 1)[0] if "#" in source else source.rsplit(":", 1)[0] if re.search(r":\d+(-\d+)?$", source) else source
+
+
+def changed_files(diff: LockDiff) -> dict[str, tuple[str, ...]]:
+    """Changed source file -> the changed variants it reaches (from the lock's digests)."""
+    out: dict[str, set[str]] = {}
+    for c in diff.changed:
+        for s in c.sections:
+            for src in s.changed_sources:
+                out.setdefault(_file_of(src), set()).add(c.id)
+    return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
+
+
+def format_check(diff: LockDiff, lock_path: str, *, limit: int = 40, axes=None) -> str:
+    """The short report `promptspec check` prints (`axes`: the spec's, to describe variant sets by axis)."""
     if diff.matches:
         return f"{lock_path} matches the spec ({len(diff.unchanged)} variants)\n"
     lines = [
         f"{lock_path} is out of date: {len(diff.changed)} changed, {len(diff.added)} added, "
         f"{len(diff.removed)} removed, {len(diff.unchanged)} unchanged"
     ]
+    universe = sorted({c.id for c in diff.changed} | {v.id for v in diff.added} | set(diff.unchanged))
+    for path, ids in changed_files(diff).items():
+        if axes:
+            from .axes import describe
+
+            reach = describe(list(ids), universe, axes)
+        else:
+            reach = f"{len(ids)} of {len(universe)} variants"
+        lines.append(f"  {path} changed: reaches {reach}")
     rows: list[str] = []
     for c in diff.changed:
         parts = []
         for s in c.sections:
+            files = sorted({_file_of(src) for src in s.changed_sources})
+            where = f" [{', '.join(files)}]" if files else ""
             if s.kind in ("changed", "retokenized"):
-                parts.append(f"{s.fragment} {_signed(s.delta)}" + (" (tokens only)" if s.kind == "retokenized" else ""))
+                parts.append(f"{s.fragment} {_signed(s.delta)}" + (" (tokens only)" if s.kind == "retokenized" else "") + where)
             else:
-                parts.append(f"{s.fragment} ({s.kind})")
+                parts.append(f"{s.fragment} ({s.kind}){where}")
         enc = f" [{c.encoding_before} -> {c.encoding_after}]" if c.encoding_before != c.encoding_after else ""
         rows.append(f"  changed {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)}){enc}" + (f"  {', '.join(parts)}" if parts else ""))
     rows += [f"  added   {v.id}  {v.total} tokens" for v in diff.added]

@@ -9,6 +9,7 @@ from typing import Iterable, Sequence
 
 from .diff import ChangeGroup, Diff, SectionChange, VariantChange, to_json
 from .lockfile import INSTRUCTIONS
+from .worddiff import long_line_changes
 
 # ---------------------------------------------------------------------------
 # Shared formatting helpers
@@ -48,6 +49,13 @@ def _move_positions(g: ChangeGroup) -> str:
     return ", ".join(parts)
 
 
+def _changed(g: ChangeGroup) -> str:
+    """The sources that changed behind a change, else (nothing recorded differs) what it is built from."""
+    if g.changed_sources:
+        return ", ".join(g.changed_sources)
+    return "no recorded source differs (built from " + ", ".join(g.files) + ")"
+
+
 def _section_note(s: SectionChange) -> str:
     return f"{s.fragment} {s.kind} {s.tokens_before}→{s.tokens_after} ({_signed(s.delta)}) [{s.group_id}]"
 
@@ -73,6 +81,8 @@ def _variants_text(ids: Sequence[str], limit: int | None = None) -> str:
 def to_text(diff: Diff) -> str:
     out = [f"promptspec diff: {diff.base_label} -> {diff.head_label}"]
     out.append(f"variants: {len(diff.changed)} changed, {len(diff.added)} added, {len(diff.removed)} removed, {len(diff.unchanged)} unchanged")
+    if diff.headline():
+        out.append(diff.headline())
     if diff.is_empty:
         out.append("no differences in any assembled request")
         return "\n".join(out) + "\n"
@@ -81,12 +91,12 @@ def to_text(diff: Diff) -> str:
         f2v = diff.files_to_variants()
         for f in diff.files:
             touched = f2v[f.path]
-            out.append(f"  {f.status:<8} {f.path}" + (f"  ({len(touched)} variants)" if touched else ""))
+            out.append(f"  {f.status:<8} {f.path}" + (f"  (reaches {len(touched)} variants)" if touched else "  (no assembled text changed)"))
     if diff.groups:
         out += ["", "changes (identical changes grouped):"]
         for g in diff.groups:
             extra = f" {_move_positions(g)}" if g.kind == "moved" else f" Δ {_range(*g.delta_range)} tokens"
-            out.append(f"  [{g.id}] {_group_title(g)} in {len(g.variants)} variants;{extra}  ({', '.join(g.sources)})")
+            out.append(f"  [{g.id}] {_group_title(g)} in {diff.describe(g.variants)};{extra}; changed: {_changed(g)}")
     alerts = _alerts(diff)
     if alerts:
         out += ["", "alerts:"] + [f"  {a}" for a in alerts]
@@ -104,7 +114,9 @@ def to_text(diff: Diff) -> str:
     if diff.removed:
         out += ["", "removed variants:"] + [f"  {r.id}  {r.total} tokens" for r in diff.removed]
     for g in diff.groups:
-        out += ["", f"=== [{g.id}] {_group_title(g)} — {len(g.variants)} variants"]
+        out += ["", f"=== [{g.id}] {_group_title(g)} — {diff.describe(g.variants)}"]
+        out.append(f"changed: {_changed(g)}")
+        out.append(f"built from: {', '.join(str(r) for r in g.refs) or ', '.join(g.sources)}")
         out.append(f"variants: {_variants_text(g.variants)}")
         if g.kind == "moved":
             m = g.moves[0]
@@ -121,10 +133,11 @@ def _alerts(diff: Diff) -> list[str]:
     out = []
     for vid, before, after in diff.headroom_crossings():
         was = "new variant" if before is None else f"headroom {before}"
-        out.append(f"{vid} now exceeds its auto-compaction limit ({was} -> {after})")
+        out.append(f"{vid} now exceeds its auto-compaction limit ({was} -> {after}, by Codex's ⌈bytes/4⌉ estimate, which it compares with the limit)")
     for vid, before, after in diff.budget_crossings():
         was = "new variant" if before is None else f"{before} tokens"
         out.append(f"{vid} is over the budget of {diff.budget} tokens ({was} -> {after})")
+    out += [f"budget: {b.message()}" for b in diff.breaches]
     return out
 
 
@@ -171,25 +184,13 @@ def to_markdown(diff: Diff, *, max_chars: int = 60000, command: str | None = Non
     if max_chars < MIN_MARKDOWN_CHARS:
         raise ValueError(f"--max-chars must be at least {MIN_MARKDOWN_CHARS}")
     head: list[str] = [f"### promptspec: prompt changes {md_code(diff.base_label)} → {md_code(diff.head_label)}", ""]
-    head += ["| variants | count |", "|---|---:|"]
-    head += [f"| changed | {len(diff.changed)} |", f"| added | {len(diff.added)} |", f"| removed | {len(diff.removed)} |", f"| unchanged | {len(diff.unchanged)} |", ""]
+    counts = f"{len(diff.changed)} changed · {len(diff.added)} added · {len(diff.removed)} removed · {len(diff.unchanged)} unchanged"
     if diff.is_empty:
-        head.append("No assembled request changed.")
+        head += [f"Variants: {counts}", "", "No assembled request changed."]
         return "\n".join(head) + "\n"
+    head.append(f"**{md_escape(diff.headline() or 'No variant changed its text')}** ({counts})")
+    head.append("")
     blocks: list[tuple[str, str]] = []  # (what, markdown)
-
-    if diff.groups:
-        rows = ["**Changes** (identical changes across variants are one row)", "", "| # | change | source | variants | Δ tokens |", "|---|---|---|---:|---:|"]
-        for g in diff.groups[:MARKDOWN_ROWS]:
-            delta = md_escape(_move_positions(g)) if g.kind == "moved" else _range(*g.delta_range)
-            title = ("base instructions" if g.fragment == INSTRUCTIONS else f"{md_code(g.fragment)}") + f" {md_escape(g.kind)}"
-            if g.kind == "moved":
-                m = g.moves[0]
-                title += f" ({md_escape(m.group_after if m.group_before == m.group_after else m.group_before + ' → ' + m.group_after)})"
-            rows.append(f"| {g.id} | {title} | {', '.join(md_code(s) for s in g.sources)} | {len(g.variants)} | {delta} |")
-        if len(diff.groups) > MARKDOWN_ROWS:
-            rows.append(f"| … | {len(diff.groups) - MARKDOWN_ROWS} more changes (see the blocks below or --format text) | | | |")
-        blocks.append(("summary of changes", "\n".join(rows) + "\n"))
 
     alerts = _alerts(diff)
     if alerts:
@@ -198,20 +199,27 @@ def to_markdown(diff: Diff, *, max_chars: int = 60000, command: str | None = Non
             lines.append(f"- … and {len(alerts) - MARKDOWN_ROWS} more (see --format json)")
         blocks.append(("alerts", "**Alerts**\n\n" + "\n".join(lines) + "\n"))
 
-    inc = diff.largest_increases()
-    if inc:
-        rows = ["**Largest token increases**", "", "| variant | before | after | Δ | % |", "|---|---:|---:|---:|---:|"]
-        rows += [f"| {md_code(c.id)} | {c.total_before} | {c.total_after} | {_signed(c.delta)} | {'' if c.percent is None else f'{c.percent:+.1f}%'} |" for c in inc]
-        blocks.append(("largest increases", "\n".join(rows) + "\n"))
+    if diff.groups:
+        rows = ["**Changes** (an identical change across variants is one item)", ""]
+        for g in diff.groups[:MARKDOWN_ROWS]:
+            rows.append(f"- {_md_group_line(diff, g)}")
+        if len(diff.groups) > MARKDOWN_ROWS:
+            rows.append(f"- … {len(diff.groups) - MARKDOWN_ROWS} more changes (see the blocks below or --format text)")
+        blocks.append(("summary of changes", "\n".join(rows) + "\n"))
 
     if diff.files:
         f2v = diff.files_to_variants()
-        rows = ["**Spec files changed**", "", "| file | status | variants with sections from it |", "|---|---|---:|"]
-        rows += [f"| {md_code(f.path)} | {f.status} | {len(f2v[f.path]) or '–'} |" for f in diff.files]
-        blocks.append(("files", "\n".join(rows) + "\n"))
+        items = [f"{md_code(f.path)} ({f.status}; " + (f"reaches {len(f2v[f.path])} variants)" if f2v[f.path] else "no assembled text changed)") for f in diff.files]
+        blocks.append(("files", "**Spec files changed:** " + ", ".join(items) + "\n"))
 
     for g in diff.groups:
-        blocks.append((f"change {g.id}", _group_block(g)))
+        blocks.append((f"change {g.id}", _group_block(g, open_=len(diff.groups) == 1, rule=_rule(diff, g))))
+
+    inc = diff.largest_increases()
+    if inc:
+        rows = ["| variant | before | after | Δ | % |", "|---|---:|---:|---:|---:|"]
+        rows += [f"| {md_code(c.id)} | {c.total_before} | {c.total_after} | {_signed(c.delta)} | {'' if c.percent is None else f'{c.percent:+.1f}%'} |" for c in inc]
+        blocks.append(("largest increases", _details(f"Largest token increases ({len(inc)})", "\n".join(rows) + "\n")))
 
     if diff.changed:
         rows = ["| variant | before | after | Δ | sections |", "|---|---:|---:|---:|---|"]
@@ -249,8 +257,8 @@ def to_markdown(diff: Diff, *, max_chars: int = 60000, command: str | None = Non
     return text
 
 
-def _details(summary: str, body: str, diff_text: str = "") -> str:
-    parts = [f"<details><summary>{summary}</summary>", "", body.rstrip("\n"), ""]
+def _details(summary: str, body: str, diff_text: str = "", open_: bool = False) -> str:
+    parts = [f"<details{' open' if open_ else ''}><summary>{summary}</summary>", "", body.rstrip("\n"), ""]
     if diff_text:
         parts.append(fenced(diff_text).rstrip("\n"))
         parts.append("")
@@ -258,10 +266,39 @@ def _details(summary: str, body: str, diff_text: str = "") -> str:
     return "\n".join(parts) + "\n"
 
 
-def _group_block(g: ChangeGroup, variant_limit: int = 80, diff_lines: int | None = None) -> str:
+def _md_section(g: ChangeGroup) -> str:
+    if g.fragment == INSTRUCTIONS:
+        return "base instructions"
+    marker = f" {md_code(g.section)}" if g.section and g.section != f"({g.fragment})" else ""
+    return f"section {md_code(g.fragment)}{marker}"
+
+
+def _md_changed(g: ChangeGroup) -> str:
+    if g.changed_sources:
+        return "changed: " + ", ".join(md_code(s) for s in g.changed_sources)
+    return "no recorded source differs; built from " + ", ".join(md_code(f) for f in g.files)
+
+
+def _rule(diff: Diff, g: ChangeGroup) -> str:
+    """The axis description of a change's variants, or "" when only a list of ids describes them."""
+    from .axes import axis_rule
+
+    return diff.describe(g.variants) if axis_rule(g.variants, diff.universe, diff.axes) is not None else ""
+
+
+def _md_group_line(diff: Diff, g: ChangeGroup) -> str:
+    title = f"**{g.id}** {_md_section(g)} {md_escape(g.kind)}"
+    if g.kind == "moved":
+        m = g.moves[0]
+        title += f" ({md_escape(m.group_after if m.group_before == m.group_after else m.group_before + ' → ' + m.group_after)}) {md_escape(_move_positions(g))}"
+    else:
+        title += f" · Δ {_range(*g.delta_range)} tokens"
+    return f"{title} · {md_escape(diff.describe(g.variants))} · {_md_changed(g)}"
+
+
+def _group_block(g: ChangeGroup, variant_limit: int = 80, diff_lines: int | None = None, open_: bool = False, rule: str = "") -> str:
     """One collapsed block per change; `variant_limit`/`diff_lines` shorten it to fit the cap."""
-    name = "base instructions" if g.fragment == INSTRUCTIONS else md_code(g.fragment)
-    summary = f"{g.id}: {name} {md_escape(g.kind)} in {len(g.variants)} variant{'s' if len(g.variants) != 1 else ''}"
+    summary = f"{g.id}: {_md_section(g)} {md_escape(g.kind)} in {len(g.variants)} variant{'s' if len(g.variants) != 1 else ''}"
     if g.kind == "moved":
         m = g.moves[0]
         body = [
@@ -271,8 +308,14 @@ def _group_block(g: ChangeGroup, variant_limit: int = 80, diff_lines: int | None
         ]
     else:
         summary += f", Δ {_range(*g.delta_range)} tokens"
-        body = [f"Tokens {_tokens_range(b for _, b, _ in g.tokens)} → {_tokens_range(a for _, _, a in g.tokens)}. Sources: {', '.join(md_code(s) for s in g.sources)}", ""]
-    if variant_limit > 0:
+        body = [f"Tokens {_tokens_range(b for _, b, _ in g.tokens)} → {_tokens_range(a for _, _, a in g.tokens)}; {_md_changed(g)}. "
+                f"Built from: {', '.join(md_code(str(r)) for r in g.refs) or ', '.join(md_code(s) for s in g.sources)}", ""]
+        words = long_line_changes(g.diff, md_escape)
+        if words:
+            body += ["Changed words in long lines:", ""] + [f"- {w}" for w in words] + [""]
+    if rule:
+        body.append(f"Variants: {md_escape(rule)}")
+    elif variant_limit > 0:
         body.append(f"Variants: {md_escape(_variants_text(g.variants, variant_limit))}")
     else:
         body.append(f"Variants: {len(g.variants)} (list cut to fit)")
@@ -283,7 +326,7 @@ def _group_block(g: ChangeGroup, variant_limit: int = 80, diff_lines: int | None
         if diff_lines < len(lines):
             text = "".join(lines[:diff_lines]) + f"… {len(lines) - diff_lines} more diff lines cut\n"
             summary += " (diff cut)"
-    return _details(summary, "\n".join(body), text)
+    return _details(summary, "\n".join(body), text, open_=open_)
 
 
 def _trim_block(what: str, block: str, room: int, diff: Diff) -> str | None:
@@ -292,13 +335,13 @@ def _trim_block(what: str, block: str, room: int, diff: Diff) -> str | None:
         return None
     g = diff.group(what.split(" ", 1)[1])
     for limit in (10, 0):
-        candidate = _group_block(g, limit)
+        candidate = _group_block(g, limit, rule=_rule(diff, g))
         if len(candidate) + 1 <= room:
             return candidate
     lo, hi, best = 0, len(g.diff.splitlines()), None
     while lo <= hi:  # the most diff lines that fit
         mid = (lo + hi) // 2
-        candidate = _group_block(g, 0, mid)
+        candidate = _group_block(g, 0, mid, rule=_rule(diff, g))
         if len(candidate) + 1 <= room:
             best, lo = candidate, mid + 1
         else:

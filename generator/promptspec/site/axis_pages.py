@@ -179,7 +179,29 @@ def _compare(idx: SiteIndex, page: str, axis: str, value: str, other: str, vs: l
     ), cls="ps-intro"), ""]
     headers = [*[ident(a) for a in other_axes], Cell(h(value), "ps-r"), Cell(h(other), "ps-r"), Cell("Δ", "ps-r"), "parts that differ (Δ tokens)"]
     out += [table(headers, rows, cls="ps-compare ps-nowrap"), ""]
+    first = next((v for v in vs if idx.sibling(v, axis, other) is not None), None)
+    if first is not None:
+        out += _text_comparison(idx, page, first, idx.sibling(v=first, axis=axis, value=other))
     return out
+
+
+def _text_comparison(idx: SiteIndex, page: str, a: Variant, b: Variant) -> list[str]:
+    """The text that differs between one pair, section by section (review.pair, as `promptspec compare`)."""
+    from ..review.pair import compare_variants
+    from .changes import diff_html
+
+    pair = compare_variants(idx.result, a.id, b.id)
+    if not pair.differing:
+        return [block(para(f"{link(idx.variant_href(page, a), f'<code>{h(a.id)}</code>')} and "
+                           f"{link(idx.variant_href(page, b), f'<code>{h(b.id)}</code>')} send the same text."), cls="ps-intro"), ""]
+    parts = []
+    for p in pair.differing:
+        summary = f"{h(p.label)}: {h(p.kind.replace('_', ' '))}, {num(p.tokens_a)} → {num(p.tokens_b)} tokens ({signed(p.delta)})"
+        parts.append(f"<details class=\"ps-pair-part\"><summary>{summary}</summary>{diff_html(p.diff)}</details>")
+    intro = (f"What {link(idx.variant_href(page, b), f'<code>{h(b.id)}</code>')} sends differently from "
+             f"{link(idx.variant_href(page, a), f'<code>{h(a.id)}</code>')}, part by part "
+             f"(the same as <code>promptspec compare {h(a.id)} {h(b.id)}</code>):")
+    return [block(para(intro) + "".join(parts), cls="ps-pair"), ""]
 
 
 def axis_value_page(idx: SiteIndex, axis: str, value: str) -> str:
@@ -208,9 +230,16 @@ def axis_value_page(idx: SiteIndex, axis: str, value: str) -> str:
     out += ["## Parts across these variants", "", _value_sections(idx, page, vs), ""]
     if axis == "model":
         out += tool_pages.model_tools(idx, value, page)
-    others = [x for x in dict(idx.axes)[axis] if x != value]
+    values = dict(idx.axes)[axis]
+    others = site_summary.neighbours(idx, axis, value)
     if others:
         out += [f"## Compared with other {md_inline(axis_title(axis).lower())}", ""]
+        if len(others) < len(values) - 1:
+            out += [block(para(
+                f"{len(values) - 1:,} other values: compared with the {len(others)} nearest in the axis order "
+                f"(pages stay small however many values there are); the "
+                f"{link(idx.explorer_href(page, vs[0]), 'Explorer')} shows any variant."
+            ), cls="ps-intro"), ""]
         if len(vs) * len(others) <= idx.list_limit:
             out += [block(para(
                 f"Each row pairs a variant with the one that differs only in {h(axis)}, side by side, "

@@ -52,11 +52,10 @@ class BaseLoader:
         from .. import pipeline, review
         from ..review import gitspec
 
-        folder = Path(base) if Path(base).is_absolute() or root is None else Path(root) / base
-        ref = str(folder.resolve()) if folder.is_dir() else base
         with tempfile.TemporaryDirectory(prefix="promptspec-base-") as tmp:
             try:
-                source = gitspec.open_side(ref, spec_dir=spec_dir, workdir=Path(tmp))
+                # A folder is written as ./path or dir:path, never guessed (gitspec.side_kind).
+                source = gitspec.open_side(base, spec_dir=spec_dir, workdir=Path(tmp), root=root)
             except UsageError as exc:
                 raise UsageError(f"base {base!r}: {exc.oneline()}") from None
             label = source.title if source.commit else base

@@ -53,6 +53,7 @@ class Part:
     before: int | None  # tokens
     after: int | None
     group: str  # id of the Group holding it ("c1"...)
+    sources: tuple[str, ...] = ()  # the sources whose content changed behind it
 
     @property
     def delta(self) -> int:
@@ -95,6 +96,9 @@ class Group:
     tokens: tuple[tuple[str, int, int], ...]  # (variant, before, after)
     diff: str | None  # unified diff; None when the base has no text (a lock)
     detail: tuple[str, ...] = ()  # plain lines for moves (positions, orders)
+    built_from: tuple[str, ...] = ()  # every source behind the section (`sources` holds those that changed)
+    reach: str = ""  # the variants by axis: "24 of 88 variants — mode = plan (...)"
+    section: str = ""  # how the section reads (its start marker)
 
     @property
     def delta_range(self) -> tuple[int, int]:
@@ -104,6 +108,8 @@ class Group:
     @property
     def title(self) -> str:
         what = "base instructions" if self.fragment == INSTRUCTIONS else f"fragment {self.fragment}"
+        if self.section and self.fragment != INSTRUCTIONS and not self.fragment.startswith(("tool:", "(")) and self.section != f"({self.fragment})":
+            what = f"section {self.fragment} {self.section}"
         return f"{what} {self.kind}"
 
 
@@ -195,15 +201,17 @@ def from_diff(diff: Any) -> Changes:
                 f"order before ({m.group_before}, e.g. {g.variants[0]}): {', '.join(m.order_before)}",
                 f"order after ({m.group_after}): {', '.join(m.order_after)}",
             )
-        groups.append(Group(g.id, g.fragment, g.kind, tuple(g.sources), tuple(g.variants), tuple(g.tokens),
-                            None if g.kind == "moved" else g.diff, detail))
+        groups.append(Group(g.id, g.fragment, g.kind, tuple(g.changed_sources or g.sources), tuple(g.variants), tuple(g.tokens),
+                            None if g.kind == "moved" else g.diff, detail, tuple(str(r) for r in g.refs), diff.describe(g.variants),
+                            getattr(g, "section", "")))
     tokens_of = {g.id: {v: (b, a) for v, b, a in g.tokens} for g in diff.groups if g.kind == "moved"}
     changed = []
     for c in diff.changed:
-        parts = [Part(s.fragment, s.kind, s.tokens_before if s.before else None, s.tokens_after if s.after else None, s.group_id) for s in c.all_changes]
+        parts = [Part(s.fragment, s.kind, s.tokens_before if s.before else None, s.tokens_after if s.after else None, s.group_id,
+                      s.changed_sources) for s in c.all_changes]
         for m in c.moves:
             tokens = tokens_of.get(m.group_id, {}).get(c.id, (None, None))
-            parts.append(Part(m.fragment, "moved", tokens[0], tokens[1], m.group_id))
+            parts.append(Part(m.fragment, "moved", tokens[0], tokens[1], m.group_id, m.changed_sources))
         changed.append(VariantDelta(c.id, c.total_before, c.total_after, tuple(parts), c.headroom_before, c.headroom_after,
                                     c.encoding_before, c.encoding_after))
     f2v = diff.files_to_variants()
@@ -227,24 +235,33 @@ def from_lock(label: str, lock_data: Mapping[str, Any], lock_diff: Any, head: Ma
         parts = []
         for s in c.sections:
             key = (s.fragment, s.kind, _sha(old.get(c.id), s.fragment), _sha(new.get(c.id), s.fragment))
-            g = keyed.setdefault(key, {"variants": [], "tokens": []})
+            g = keyed.setdefault(key, {"variants": [], "tokens": [], "sources": set()})
+            g["sources"].update(getattr(s, "changed_sources", ()))
             g["variants"].append(c.id)
             g["tokens"].append((c.id, s.tokens_before or 0, s.tokens_after or 0))
             parts.append((s, key))
         raw.append((c, parts))
     ordered = sorted(keyed.items(), key=lambda kv: (-len(kv[1]["variants"]), kv[0][0] != INSTRUCTIONS, kv[0][0], KIND_RANK.get(kv[0][1], 9), kv[0]))
     ids = {key: f"c{i}" for i, (key, _) in enumerate(ordered, 1)}
-    groups = tuple(Group(ids[k], k[0], k[1], (), tuple(g["variants"]), tuple(g["tokens"]), None) for k, g in ordered)
+    groups = tuple(Group(ids[k], k[0], k[1], tuple(sorted(g["sources"])), tuple(g["variants"]), tuple(g["tokens"]), None) for k, g in ordered)
 
-    def headroom(vid: str, total: int | None) -> int | None:
+    def estimate(vid: str, side: str) -> int | None:
+        """Codex's ⌈bytes/4⌉ estimate, which it compares with the limit: the lock's for the base, today's for the head."""
+        if side == "head":
+            return getattr(measures.get(vid), "estimate", None)
+        value = ((old.get(vid) or {}).get("tokens") or {}).get("codex_estimate")
+        return value if isinstance(value, int) else None
+
+    def headroom(vid: str, total: int | None, side: str = "head") -> int | None:
         m = measures.get(vid)
         limit = getattr(m, "compact_limit", None)
-        return None if limit is None or total is None else limit - total
+        est = estimate(vid, side)
+        return None if limit is None or total is None or est is None else limit - est
 
     changed = tuple(
         VariantDelta(c.id, c.total_before, c.total_after,
-                     tuple(Part(s.fragment, s.kind, s.tokens_before, s.tokens_after, ids[k]) for s, k in parts),
-                     headroom(c.id, c.total_before), headroom(c.id, c.total_after), c.encoding_before, c.encoding_after)
+                     tuple(Part(s.fragment, s.kind, s.tokens_before, s.tokens_after, ids[k], tuple(getattr(s, "changed_sources", ()))) for s, k in parts),
+                     headroom(c.id, c.total_before, "base"), headroom(c.id, c.total_after), c.encoding_before, c.encoding_after)
         for c, parts in raw
     )
     return _with_status(
@@ -312,6 +329,17 @@ def _tok(n: int | None) -> str:
 def diff_html(diff: str) -> str:
     """A unified diff in a `<pre>`: every character shown exactly (escaped as
     prompt text), added/removed lines marked with a class for colour."""
+    import itertools
+
+    from ..review.worddiff import MAX_PAIRS, line_pairs, markup, word_ops
+
+    # Word-level marks for paired removed/added lines: the changed words stand out in long lines.
+    words: dict[tuple[str, str], str] = {}
+    for old, new in itertools.islice(line_pairs(diff), MAX_PAIRS):
+        ops = word_ops(old, new)
+        if any(op == "=" and text.strip() for op, text in ops):
+            words[("-", old)] = markup([(op, t) for op, t in ops if op != "+"], prompt_html, context=10**9).replace("<del>", '<del class="ps-word">')
+            words[("+", new)] = markup([(op, t) for op, t in ops if op != "-"], prompt_html, context=10**9).replace("<ins>", '<ins class="ps-word">')
     out = []
     for line in diff.splitlines(keepends=True):
         body, nl = (line[:-1], "\n") if line.endswith("\n") else (line, "")
@@ -324,7 +352,8 @@ def diff_html(diff: str) -> str:
             cls = "ps-diff-add"
         elif body.startswith("-"):
             cls = "ps-diff-del"
-        text = prompt_html(body)
+        marked = words.get((body[:1], body[1:])) if cls in ("ps-diff-add", "ps-diff-del") else None
+        text = prompt_html(body[:1]) + marked if marked is not None else prompt_html(body)
         out.append((f'<span class="{cls}">{text}</span>' if cls else text) + nl)
     return f'<pre class="ps-udiff" data-search-exclude><code>{"".join(out)}</code></pre>'
 
@@ -430,14 +459,18 @@ def _groups(idx: SiteIndex, page: str, ch: Changes) -> list[str]:
     out = [f"## Changes ({len(ch.groups)})", ""]
     out += [block(para("Identical changes are one row: the same section going from the same old to the same new content, "
                      "in every variant it reached."), cls="ps-intro"), ""]
-    out += [table(["#", "change", "source", Cell("variants", "ps-r"), Cell("Δ tokens", "ps-r")], rows), ""]
+    out += [table(["#", "change", "what changed", Cell("variants", "ps-r"), Cell("Δ tokens", "ps-r")], rows), ""]
     for g in ch.groups:
         out += [f"### {md_inline(g.id)} · {md_inline(g.title)}", ""]
         lo, hi = g.delta_range
         facts = (f"In {len(g.variants)} variant{'s' if len(g.variants) != 1 else ''}; tokens "
                  f"{_spread([b for _, b, _ in g.tokens])} → {_spread([a for _, _, a in g.tokens])} (Δ {_range(lo, hi)}).")
+        if g.reach:
+            facts += f" Variants: {h(g.reach)}."
         if g.sources:
-            facts += " Sources: " + ", ".join(f"<code>{h(s)}</code>" for s in g.sources) + "."
+            facts += " Changed: " + ", ".join(f"<code>{h(s)}</code>" for s in g.sources) + "."
+        if g.built_from:
+            facts += " Built from: " + ", ".join(f"<code>{h(s)}</code>" for s in g.built_from) + "."
         listed = g.variants if len(g.variants) <= idx.list_limit else g.variants[: idx.list_limit]
         variants = " ".join(_vlink(idx, page, vid) for vid in listed)
         if len(listed) < len(g.variants):
@@ -495,12 +528,12 @@ def variant_section(idx: SiteIndex, v: Any, page: str) -> list[str]:
     here = idx.href(page, idx.changes_page)
     rows = [[
         _part_name(idx, page, p.fragment), h(p.kind), Cell(_tok(p.before), "ps-r"), Cell(_tok(p.after), "ps-r"),
-        Cell(signed(p.delta), "ps-r"), link(f"{here}#change-{p.group}", h(p.group)),
+        Cell(signed(p.delta), "ps-r"), ", ".join(f"<code>{h(x)}</code>" for x in p.sources) or "–", link(f"{here}#change-{p.group}", h(p.group)),
     ] for p in c.parts]
     if c.encoding_before and c.encoding_after and c.encoding_before != c.encoding_after:
-        rows.append(["encoding", f"<code>{h(c.encoding_before)}</code> → <code>{h(c.encoding_after)}</code>", "", "", "", ""])
+        rows.append(["encoding", f"<code>{h(c.encoding_before)}</code> → <code>{h(c.encoding_after)}</code>", "", "", "", "", ""])
     if rows:
-        out += [table(["part", "change", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "#"], rows, cls="ps-nowrap"), ""]
+        out += [table(["part", "change", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "what changed", "#"], rows, cls="ps-nowrap"), ""]
     for p in c.parts:
         g = ch.group(p.group)
         if g is None or not (g.diff or g.detail):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
+from ..spec.files import read_regular_bytes
 from ..verify.report import load as load_report_data
 from .index import SiteIndex
 from .markup import block, front_matter, h, link
@@ -42,7 +43,7 @@ def load(path: str | Path) -> Conformance:
             raise SpecError("verify report not found", p, hint="write one with `promptspec verify --cli PATH --out FILE`")
         if p.stat().st_size > MAX_REPORT_BYTES:
             raise SpecError("verify report is too large", p, hint="store the report of one verify run")
-        data = load_report_data(json.loads(p.read_text(encoding="utf-8")))
+        data = load_report_data(json.loads(read_regular_bytes(p, limit=MAX_REPORT_BYTES, what="verify report").decode("utf-8")))
         variants = {str(v["id"]): dict(v) for v in data["variants"]}
         return Conformance(str(data["codex_release"]), str(data["date"]), int(data["compared"]), int(data["identical"]),
                            int(data.get("matrix_size", 0)), tuple(str(x) for x in data.get("not_modelled", ())),

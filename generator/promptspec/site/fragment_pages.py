@@ -61,6 +61,18 @@ def fragments_index_page(idx: SiteIndex) -> str:
     return join_blocks(out)
 
 
+def _built_from(uses) -> str:
+    """Every file its sections were built from, over all variants (models.json and spec.yaml fields by name),
+    with how many variants each reaches."""
+    counts: dict[str, set[int]] = {}
+    for i, u in enumerate(uses):
+        for r in u.section.sources:
+            counts.setdefault(r.key, set()).add(i)
+    if not counts:
+        return "–"
+    return ", ".join(f"<code>{h(k)}</code> ({len(v)})" for k, v in sorted(counts.items()))
+
+
 def fragment_page(idx: SiteIndex, name: str) -> str:
     page = idx.fragment_page(name)
     f = next(x for x in idx.spec.fragments if x.name == name)
@@ -80,6 +92,7 @@ def fragment_page(idx: SiteIndex, name: str) -> str:
         [Cell("end marker", header=True), quoted(f.end) if f.end else "none"],
         [Cell("defined in", header=True), f"<code>{h(f.source)}</code>" + (f" line {f.line}" if f.line else "")],
         [Cell("template", header=True), f"<code>{h(f.template_ref)}</code> ({h(f.engine)})"],
+        [Cell("built from", header=True), _built_from(uses)],
         [Cell("applies", header=True), _conditions(f)],
         [Cell("included in", header=True), f"{len(uses)} of {len(idx.variants)} variants"],
         [Cell("tokens", header=True), spread([u.tokens for u in uses]) + (f" (Codex estimate {spread([u.estimate for u in uses])})" if uses else "")],

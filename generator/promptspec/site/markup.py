@@ -8,6 +8,13 @@ normalisation (tabs expanded, space-only lines emptied, CR dropped), fenced
 code (``` and ~~~ lines), and macro or critic plugins that look for braces.
 `prompt_html` therefore writes those characters as character references, so
 the text a browser shows is byte for byte the text that would be sent.
+
+`build --out` pages are also read by CommonMark renderers (marked, as
+Docsify uses; markdown-it), where a raw HTML block ends at the first blank
+line and the rest is Markdown again.  So spec text never brings a newline
+into the page source (`\n` is written `&#10;`, which HTML shows as the same
+newline), and never the brackets a Markdown link needs: prompt text stays
+text in any renderer (tests/security/test_markdown.py checks with markdown-it).
 """
 
 from __future__ import annotations
@@ -29,9 +36,11 @@ _PRE_REFS = {
     "~": "&#126;",
     "{": "&#123;",
     "}": "&#125;",
+    "\n": "&#10;",
+    "[": "&#91;",
+    "]": "&#93;",
 }
 _PRE_RE = re.compile("[" + re.escape("".join(_PRE_REFS)) + "]")
-_SPACE_LINE = re.compile(r"(?m)^( +)$")
 
 
 def h(text: object) -> str:
@@ -67,10 +76,9 @@ def ident(text: object) -> str:
 
 def prompt_html(text: str) -> str:
     """Prompt text for a `<pre><code>`: escaped, with every character that a
-    Markdown preprocessor would touch written as a reference."""
-    out = h(text)
-    # NormalizeWhitespace empties lines that hold only spaces.
-    return _SPACE_LINE.sub(lambda m: "&#32;" * len(m.group(1)), out)
+    Markdown preprocessor would touch written as a reference (newlines too,
+    so the text is one source line and no blank line can end the block)."""
+    return h(text)
 
 
 def pre(text: str, *, cls: str = "ps-prompt", attrs: Mapping[str, str] | None = None) -> str:

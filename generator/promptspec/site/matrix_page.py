@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 
 from ..assemble.request import Variant
+from ..review.budgets import measure_breaches
 from . import summary as site_summary
 from .index import SiteIndex, spread
 from .markup import (
@@ -35,8 +36,15 @@ def _cell(idx: SiteIndex, page: str, v: Variant | None) -> Cell:
     m = idx.measure[v]
     heat = idx.heat(m.total, HEAT_BUCKETS)
     title = f"{v.id}: {m.total:,} tokens" + ("" if m.percent_of_usable is None else f", {m.percent_of_usable:.2f}% of the usable window")
-    inner = link(idx.variant_href(page, v), f'<span class="ps-num">{num(m.total)}</span><span class="ps-pct">{pct(m.percent_of_usable)}</span>')
-    return Cell(inner, f"ps-cell ps-heat-{heat}", {"title": title})
+    over = measure_breaches(idx.spec, m) if idx.spec.budgets else []
+    mark = ""
+    cls = f"ps-cell ps-heat-{heat}"
+    if over:
+        title += "; over budget: " + "; ".join(b.message() for b in over)
+        mark = '<span class="ps-over-budget-mark" aria-label="over budget">⚠ over budget</span>'
+        cls += " ps-over-budget"
+    inner = link(idx.variant_href(page, v), f'<span class="ps-num">{num(m.total)}</span><span class="ps-pct">{pct(m.percent_of_usable)}</span>{mark}')
+    return Cell(inner, cls, {"title": title})
 
 
 def _sum_cell(values: list[int], cls: str = "ps-sum") -> Cell:
@@ -169,6 +177,10 @@ def matrix_page(idx: SiteIndex) -> str:
     out.append("")
     out.append(_heat_legend(idx))
     out.append("")
+    if spec.budgets and full:
+        over = sum(1 for v in idx.variants if measure_breaches(spec, idx.measure[v]))
+        out += [block(para(f"Budgets (<code>budgets:</code> in spec.yaml): {over} of {len(idx.variants)} variants are over one; "
+                           "their cells are marked ⚠ over budget (hover for the figure and the budget)."), cls="ps-intro"), ""]
     extra_axes = idx.axes[3:]
     if full:
         combos = list(itertools.product(*[[(a, x) for x in vals] for a, vals in extra_axes])) or [()]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import SpecError, UsageError
+from ..spec.files import read_regular_bytes
 from ..util import atomic
 from .build import MARKER_FILE, Site, assets
 
@@ -61,7 +62,7 @@ def hand_written(docs: Path, result: Any, generated: Mapping[str, Any], label: s
                                 hint="move the page, or build the generated pages into another --path")
             if path.stat().st_size > MAX_DOC_BYTES:
                 raise SpecError(f"file is larger than {MAX_DOC_BYTES} bytes", f"{label}/{rel}")
-            data = path.read_bytes()
+            data = read_regular_bytes(path, limit=MAX_DOC_BYTES)
             if name.endswith(".md") and b"promptspec:" in data:
                 try:
                     text = data.decode("utf-8")

@@ -129,6 +129,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.session_key = None
         self.cache = None  # site.PageCache, likewise
         self.series = None  # review.series.SeriesCache: history releases, likewise
+        self.prebuilt = None  # the Result of on_pre_build, used by on_files
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -164,26 +165,53 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 server.watch(str(folder))
         return server
 
-    # -- generation -------------------------------------------------------------
-    def _generate(self, config, files: Files):
+    def on_pre_build(self, *, config) -> None:
+        """Load, assemble and count the spec before MkDocs cleans site_dir:
+        a broken spec must fail `mkdocs build` with the previous site still
+        in place (a deploy script that ignores the exit status would publish
+        an empty site).  The Session keeps the result, so on_files redoes nothing."""
+        if self.serving:
+            return  # serve keeps the last good pages itself
+        from ..measure.encodings import TokenizerError
+
+        from ..util.progress import Progress
+
+        try:
+            with Progress("promptspec: assembling", enabled=None) as bar:
+                self.prebuilt = self._open_session().run(progress=bar)
+        except (PromptspecError, TokenizerError) as exc:
+            message = exc.oneline() if isinstance(exc, PromptspecError) else " ".join(str(exc).split())
+            raise PluginError(f"promptspec: error: {message}") from None
+
+    def _open_session(self):
         from .. import pipeline
         from ..measure.counter import TokenCounter
-        from ..util.progress import Progress
-        from . import changes as site_changes
-        from . import lint_page as site_lint
-        from .base import BaseLoader
-        from .build import PageCache, build_site
+        from .build import PageCache
 
         key = (self.spec_dir, self.cache_dir)
         if self.session is None or self.session_key != key:
             self.session = pipeline.Session(self.spec_dir, counter=TokenCounter(self.cache_dir))
             self.session_key = key
             self.cache = PageCache()
+        return self.session
+
+    # -- generation -------------------------------------------------------------
+    def _generate(self, config, files: Files):
+        from .. import pipeline
+        from ..util.progress import Progress
+        from . import changes as site_changes
+        from . import lint_page as site_lint
+        from .base import BaseLoader
+        from .build import PageCache, build_site
+
+        self._open_session()
         counter = self.session.counter
         # A bar only under `mkdocs build` on a terminal (never in CI or logs).
         show = False if self.serving else None
-        with Progress("promptspec: assembling", enabled=show) as bar:
-            result = self.session.run(progress=bar)
+        result, self.prebuilt = self.prebuilt, None  # on_pre_build's run, when there was one
+        if result is None:
+            with Progress("promptspec: assembling", enabled=show) as bar:
+                result = self.session.run(progress=bar)
         self.watch_dirs = sorted(set(result.spec.fs.roots.values()))
         findings = site_lint.run(result)
         if self.bases is None:

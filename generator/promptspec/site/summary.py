@@ -28,6 +28,34 @@ from .page_parts import para
 INSTRUCTIONS = "instructions"
 _MISSING = object()
 
+MAX_COMPARED = 12
+"""How many other values of an axis one value's page compares with (and a
+variant page links to, per axis).  Comparing every value with every other is
+quadratic: 2,000 models made a 3.4 GB site.  Above this, each page takes the
+values nearest to its own in axis order, so the site stays linear in the
+number of values; the explorer still pairs any two."""
+
+
+def neighbours(idx: SiteIndex, axis: str, value: str, limit: int = MAX_COMPARED) -> list[str]:
+    """The other values a page about `value` compares with: all of them up to
+    `limit`, else the `limit` nearest in axis order (a window around `value`,
+    found in constant time so that all pages together stay linear)."""
+    values = dict(idx.axes)[axis]
+    start, stop = window(idx, axis, value, limit)
+    return [x for x in values[start:stop] if x != value][:limit]
+
+
+def window(idx: SiteIndex, axis: str, value: str, limit: int = MAX_COMPARED) -> tuple[int, int]:
+    """The slice of the axis's values (in order) around `value`: at most `limit` others."""
+    values = dict(idx.axes)[axis]
+    if len(values) <= limit + 1:
+        return 0, len(values)
+    pos = idx.memo.get(("axis-pos", axis))
+    if pos is None:
+        pos = idx.memo[("axis-pos", axis)] = {x: i for i, x in enumerate(values)}
+    start = max(0, min(pos.get(value, 0) - limit // 2, len(values) - limit - 1))
+    return start, start + limit + 1
+
 
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"

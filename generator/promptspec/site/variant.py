@@ -22,6 +22,7 @@ from ..assemble.request import Variant
 from . import changes as site_changes
 from . import diagram, mermaid, tool_pages
 from .index import SectionUse, SiteIndex
+from .summary import MAX_COMPARED, window
 from .markup import (
     Cell,
     block,
@@ -64,7 +65,8 @@ def _facts(idx: SiteIndex, v: Variant, page: str) -> str:
     if m.compact_limit is not None:
         rows.append([
             Cell("auto-compact", header=True),
-            f"at {num(m.compact_limit)} ({h(m.compact_limit_source)}); headroom {num(m.headroom)}",
+            f"at {num(m.compact_limit)} ({h(m.compact_limit_source)}); headroom {num(m.headroom)} "
+            f"<span class=\"ps-dim\">by Codex's ⌈bytes/4⌉ estimate ({num(m.estimate)}), the figure Codex compares with the limit</span>",
         ])
     rows.append([
         Cell("download", header=True),
@@ -180,9 +182,14 @@ def _section_html(u: SectionUse, fragment_href: str) -> str:
         [Cell("start marker", header=True), quoted(s.start) if s.start else "none"],
         [Cell("end marker", header=True), quoted(s.end) if s.end else "none"],
         [Cell("tokens", header=True), f"{num(u.tokens)} (Codex estimate {num(u.estimate)})"],
-        [Cell("source", header=True), f"<code>{h(s.source)}</code>"],
+        [Cell("built from", header=True), _sources_html(s.sources) or f"<code>{h(s.source)}</code>"],
     ]
     return _details(summary, meta, s.text, anchor=section_id(u.message, u.index), key=f"{u.message}.{u.index}", cls=f"ps-section ps-role-{s.role}")
+
+
+def _sources_html(refs) -> str:
+    """Every file (and models.json / spec.yaml field) a text was built from, with its lines."""
+    return ", ".join(f"<code>{h(str(r))}</code>" for r in refs)
 
 
 def _prompt(idx: SiteIndex, v: Variant, page: str) -> list[str]:
@@ -197,7 +204,7 @@ def _prompt(idx: SiteIndex, v: Variant, page: str) -> list[str]:
     meta = [
         [Cell("rule", header=True), f"<code>{h(base.rule)}</code>" + (f" — <code>{h(base.detail)}</code>" if base.detail else "")],
         [Cell("tokens", header=True), f"{num(m.base)} (Codex estimate {num(m.base_estimate)})"],
-        [Cell("source", header=True), f"<code>{h(base.source)}</code>"],
+        [Cell("built from", header=True), _sources_html(base.sources) or f"<code>{h(base.source)}</code>"],
     ]
     out.append(block(_details(summary, meta, base.text, anchor="s-base", key="base", cls="ps-section ps-role-base"), cls="ps-prompt-part"))
     uses = idx.uses(v)
@@ -219,7 +226,11 @@ def _others(idx: SiteIndex, v: Variant, page: str) -> str:
     for axis, _ in idx.axes:
         cells = []
         mine = v.value(axis)
-        for value, target in _other_rows(idx, axis)[idx.others(v, axis)]:
+        row = _other_rows(idx, axis)[idx.others(v, axis)]
+        if len(row) > MAX_COMPARED + 1:  # linear site: a window around this value, not every value
+            start, stop = window(idx, axis, mine)
+            row = row[start:stop]
+        for value, target in row:
             if value == mine:
                 cells.append(f'<strong class="ps-current">{h(value)}</strong>')
             elif target is None:

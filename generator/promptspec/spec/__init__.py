@@ -15,7 +15,10 @@ from .embedded import (
 )
 from .files import (
     MAX_FILE_BYTES,
+    MAX_SPEC_BYTES,
     SpecFS,
+    file_digest,
+    read_regular_bytes,
     read_text_file,
 )
 from .limits import (
@@ -98,4 +101,7 @@ __all__ = [
     "load_yaml",
     "parse_models",
     "read_text_file",
+    "read_regular_bytes",
+    "file_digest",
+    "MAX_SPEC_BYTES",
 ]

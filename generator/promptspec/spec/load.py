@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from ..errors import SpecError
 from .catalog import parse_models
-from .files import SpecFS
+from .files import SpecFS, not_text
 from .limits import Limits
 from .model import (
     BUILTIN_AXES,
@@ -25,6 +25,7 @@ from .model import (
     ROLES,
     SPEC_FILE,
     AgentsConfig,
+    Budget,
     Choice,
     Fragment,
     Rule,
@@ -51,6 +52,7 @@ SPEC_KEYS = {
     "tokens",
     "instructions_override",
     "limits",
+    "budgets",
     "layouts",
     "refuse",
     "derived",
@@ -58,6 +60,8 @@ SPEC_KEYS = {
     "tools",
     "request",
 }
+
+BUDGET_KEYS = {"max_tokens", "max_percent", "max_delta"}
 
 
 def load_spec(root: str | Path) -> Spec:
@@ -207,6 +211,7 @@ def load_spec(root: str | Path) -> Spec:
         fs=fs,
         limits=limits,
         raw=data,
+        budgets=_budgets(top, shown, {m.slug for m in models}),
         layouts=layouts,
         refuse=MappingProxyType(refuse),
         derived=MappingProxyType(derived),
@@ -214,6 +219,45 @@ def load_spec(root: str | Path) -> Spec:
         tools=tool_defs,
         request=request,
     )
+
+
+def _budgets(top: Reader, shown: str, slugs: set[str]) -> tuple[Budget, ...]:
+    """`budgets: {MODEL-or-pattern-or-all: {max_tokens, max_percent, max_delta}}`."""
+    import fnmatch
+
+    raw = top.get("budgets", dict, {}) or {}
+    br = Reader(raw, shown, "budgets")
+    out = []
+    for key in raw:
+        pattern = "*" if str(key) == "all" else str(key)
+        line = br.line(key)
+        if not any(fnmatch.fnmatchcase(s, pattern) for s in slugs):
+            raise SpecError(f"budget for {key!r} matches no model", shown, line=line, hint=f"use 'all' or a model slug: {', '.join(sorted(slugs))}")
+        r = Reader(raw[key], shown, f"budget for {key!r}")
+        r.unknown(BUDGET_KEYS, f"budgets.{key}")
+        if not r.data:
+            raise r.err(None, f"budget for {key!r} sets no limit", hint="set max_tokens, max_percent or max_delta")
+        max_tokens = r.get("max_tokens", int)
+        max_percent = r.get("max_percent", (int, float))
+        delta = r.get("max_delta", (int, str))
+        max_delta = max_delta_percent = None
+        if isinstance(delta, str):
+            text = delta.strip()
+            try:
+                max_delta_percent = float(text[:-1]) if text.endswith("%") else None
+            except ValueError:
+                max_delta_percent = None
+            if max_delta_percent is None:
+                raise r.err("max_delta", f"max_delta must be a number of tokens or a percentage such as 5%, found {delta!r}")
+        else:
+            max_delta = delta
+        for name, value in (("max_tokens", max_tokens), ("max_percent", max_percent), ("max_delta", max_delta), ("max_delta", max_delta_percent)):
+            if value is not None and value < 0:
+                raise r.err(name, f"{name} must not be negative, found {value}")
+        if max_percent is not None and max_percent > 100:
+            raise r.err("max_percent", f"max_percent is a share of the usable window (0-100), found {max_percent}")
+        out.append(Budget(pattern, max_tokens, None if max_percent is None else float(max_percent), max_delta, max_delta_percent, line, str(key)))
+    return tuple(out)
 
 
 LIMIT_CEILINGS: Mapping[str, int | float] = MappingProxyType(
@@ -242,7 +286,8 @@ def _check_root(path: Path, top: Reader, name: str) -> None:
         home: Path | None = Path.home().resolve()
     except (RuntimeError, KeyError, OSError):
         home = None
-    bad = real == Path(real.anchor) or real == home
+    # A root above the home folder reaches ~/.ssh through any symlink to it.
+    bad = real == Path(real.anchor) or (home is not None and (real == home or real in home.parents))
     # Credential and tool-state folders: a root inside one could publish a
     # private key as "prompt text".
     bad = bad or any(part in SECRET_DIRS for part in real.parts)
@@ -261,9 +306,9 @@ def _clean_text(r: Reader, key: str, default: str | None = None) -> Any:
     """Inline prompt text obeys the same rule as text files: no NUL, no CR."""
     value = r.text(key, default)
     if isinstance(value, str):
-        for char, what in (("\x00", "a NUL character"), ("\r", "a CR (carriage return) character")):
-            if char in value:
-                raise r.err(key, f"'{key}' contains {what}", hint="prompt text must be plain LF-terminated text")
+        found = not_text(value)
+        if found is not None:
+            raise r.err(key, f"'{key}' contains {found[0]}", hint="prompt text must be plain LF-terminated text")
     return value
 
 
@@ -400,7 +445,8 @@ def _fragments(top: Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[s
             raise r.err(None, "a fragment needs exactly one of 'body' (a template file) or 'text' (inline)")
         if body_file is not None:
             # Relative to the definition's folder: the body sits beside its yaml.
-            rel = body_file if body_file.startswith("@") else (path.parent.relative_to(fs.root) / body_file).as_posix()
+            # (folder_ref, not a path relative to the spec folder: the folder may be under a root.)
+            rel = body_file if body_file.startswith("@") else f"{folder_ref.rstrip('/')}/{body_file}"
             target = fs.resolve(rel, origin=where)
             if not target.is_file():
                 what = "is not a regular file" if target.exists() else "not found"

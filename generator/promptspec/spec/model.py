@@ -237,6 +237,28 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """One entry of `budgets:` in spec.yaml: limits for the models matching `models`."""
+
+    models: str  # a model slug or fnmatch pattern; "*" for all
+    max_tokens: int | None = None
+    max_percent: float | None = None  # of the model's usable window
+    max_delta: int | None = None  # tokens one change may add to a variant (diff only)
+    max_delta_percent: float | None = None
+    line: int | None = None
+    key: str = ""  # as written in spec.yaml ("all", "harbor-5", "harbor-4-*")
+
+    def applies(self, slug: str) -> bool:
+        import fnmatch
+
+        return fnmatch.fnmatchcase(slug, self.models)
+
+    @property
+    def where(self) -> str:
+        return f"budgets.{self.key or self.models}"
+
+
+@dataclass(frozen=True)
 class AgentsConfig:
     tree: str | None
     project_root: str
@@ -280,6 +302,7 @@ class Spec:
     """What later stages derive from this spec once and reuse (the template
     renderer, lookups by name): a loaded spec never changes, so neither do they."""
     raw: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    budgets: tuple[Budget, ...] = ()
     layouts: tuple[Layout, ...] = ()
     """When given: the layouts to choose from per variant (`layout` then holds their slots grouped by role)."""
     refuse: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -292,17 +315,24 @@ class Spec:
     """Every tool definition, in send order (`tools.order`, then by file name)."""
     request: RequestConfig = field(default_factory=RequestConfig)
 
+    def _lookup(self, kind: str, items: tuple[Any, ...], attr: str) -> dict[str, Any]:
+        # One dict per kind, built on first use: a linear scan per variant
+        # made measuring 95,000 models take minutes (quadratic).
+        table = self.memo.get(f"lookup:{kind}")
+        if table is None:
+            table = self.memo[f"lookup:{kind}"] = {}
+            for item in items:
+                table.setdefault(getattr(item, attr), item)
+        return table
+
     def model(self, slug: str) -> Model:
-        for m in self.models:
-            if m.slug == slug:
-                return m
-        raise KeyError(slug)
+        return self._lookup("model", self.models, "slug")[slug]
 
     def mode(self, name: str) -> Choice:
-        return next(m for m in self.modes if m.name == name)
+        return self._lookup("mode", self.modes, "name")[name]
 
     def personality(self, name: str) -> Choice:
-        return next(p for p in self.personalities if p.name == name)
+        return self._lookup("personality", self.personalities, "name")[name]
 
     @property
     def axes(self) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ..errors import SpecError
-from .files import read_text_file
+from .files import not_text, read_regular_bytes, read_text_file
 
 
 class Located(dict):
@@ -130,6 +130,7 @@ def load_yaml(path: Path, display: str | None = None) -> Any:
         loader.name = shown
         data = loader.get_single_data()
         _check_expansion(data, shown)
+        check_strings(data, shown)
         return data
     except SpecError:
         raise
@@ -202,6 +203,32 @@ def _check_expansion(data: Any, shown: str) -> None:
     size(data)
 
 
+def check_strings(data: Any, shown: str) -> None:
+    """The file rule (files.check_text) for every key and value: JSON and YAML
+    escapes ("\\u0000", "\\r", "\\x1b", "\\ud800") must not bring in what the
+    file's bytes may not hold.  Iterative: the data may nest deeply."""
+    stack: list[tuple[Any, Any, int | None]] = [(data, None, getattr(data, "line", None))]
+    while stack:
+        value, key, line = stack.pop()
+        if isinstance(value, str):
+            found = not_text(value)
+            if found is not None:
+                name = f"'{key}'" if key is not None else "a value"
+                raise SpecError(
+                    f"{name} contains {found[0]}",
+                    shown,
+                    line=line,
+                    hint="prompt text must be plain LF-terminated text; remove the escape",
+                )
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                kline = value.line_of(k) if isinstance(value, Located) else line
+                stack.append((k, k, kline))
+                stack.append((v, k, kline))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, key, getattr(v, "line", line)) for v in value)
+
+
 def load_json(path: Path, display: str | None = None) -> Any:
     shown = display or str(path)
     text = _read(path, shown)
@@ -218,7 +245,9 @@ def load_json(path: Path, display: str | None = None) -> Any:
         raise SpecError(f"invalid JSON: {name} is not allowed", shown, hint="use a number or null")
 
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constants)
+        data = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constants)
+        check_strings(data, shown)
+        return data
     except json.JSONDecodeError as exc:
         raise SpecError(
             f"invalid JSON: {exc.msg}", shown, line=exc.lineno, column=exc.colno, hint="fix the JSON syntax"
@@ -237,8 +266,8 @@ class LineFinder:
 
     def __init__(self, path: Path):
         try:
-            self.text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            self.text = read_regular_bytes(path).decode("utf-8", "replace")
+        except SpecError:
             self.text = ""
         self.pos = 0
         self.line = 1
@@ -255,8 +284,8 @@ class LineFinder:
 def find_line(path: Path, needle: str) -> int | None:
     """Best-effort line of the first occurrence of `needle` (JSON keeps no marks)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_regular_bytes(path).decode("utf-8", "replace")
+    except SpecError:
         return None
     at = text.find(needle)
     return None if at < 0 else text.count("\n", 0, at) + 1

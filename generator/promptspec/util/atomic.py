@@ -271,6 +271,28 @@ def _fsync_tree(root: Path) -> None:
         _fsync_dir(Path(folder))
 
 
+def _output_folder(target: str | Path) -> Path:
+    """The folder replace_tree may swap out, or a one-line error.
+
+    A symlinked output folder is followed: the folder it points to gets the
+    new contents and the link stays as it is (swapping the link itself away
+    would leave its target stale).  The current folder or one above it cannot
+    be swapped (EBUSY, and it would delete the caller's own tree), and a
+    folder holding a git repository is never anyone's output."""
+    target = Path(target)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    if target.exists() and not target.is_dir():
+        raise SpecError("is a file, expected an output folder", target, hint="choose another output path")
+    real = Path(os.path.realpath(target))
+    cwd = Path(os.path.realpath(os.getcwd()))
+    if real == cwd or real in cwd.parents or real == Path(real.anchor):
+        raise SpecError("is the current folder or one above it; it cannot be replaced", target, hint="choose a new or empty --out folder")
+    if os.path.lexists(real / ".git"):
+        raise SpecError("holds a git repository (.git); refusing to replace it", target, hint="choose a new or empty --out folder")
+    return target
+
+
 @contextlib.contextmanager
 def replace_tree(target: str | Path, *, durable: bool = True) -> Iterator[Path]:
     """Build a folder's new contents in a staging folder, then swap it in.
@@ -286,9 +308,7 @@ def replace_tree(target: str | Path, *, durable: bool = True) -> Iterator[Path]:
     `target` may be replaced at all (is it our own output?) is the caller's
     job, before entering.  `durable=True` fsyncs every staged file first.
     """
-    target = Path(target)
-    if target.exists() and not target.is_dir():
-        raise SpecError("is a file, expected an output folder", target, hint="choose another output path")
+    target = _output_folder(target)
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     cleanup_stale(target)

@@ -18,7 +18,9 @@ line, like every other error.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +82,14 @@ def load(start: Path | None = None) -> ProjectConfig:
         return ProjectConfig()
     shown = str(path)
     try:
-        raw = path.read_bytes()[: MAX_BYTES + 1]
+        # pyproject.toml comes with the checkout (a pull request's): it may be a
+        # FIFO or a link to /dev/zero, so the same bounded, non-blocking read
+        # as spec/files.py's (util may not import spec).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb", buffering=0) as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise SpecError(f"{FILE} is not a regular file", shown)
+            raw = fh.read(MAX_BYTES + 1)
     except OSError as exc:
         raise SpecError(f"cannot read {FILE}: {exc.strerror or exc}", shown) from None
     if len(raw) > MAX_BYTES:
