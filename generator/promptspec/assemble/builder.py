@@ -17,7 +17,7 @@ from jinja2 import meta, nodes
 
 from ..errors import SpecError
 from ..render.renderer import renderer_for
-from ..spec.model import SLOT_ROLE, Choice, Fragment, Model, Spec
+from ..spec.model import SLOT_ROLE, Choice, Fragment, Spec
 from ..spec.provenance import SourceRef, digest, field_ref, ordered
 from . import agents_md
 from .body import body_params, placement, select_tools

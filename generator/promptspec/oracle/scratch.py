@@ -11,7 +11,6 @@ new environment built from scratch, not a filtered copy.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import shutil
 import subprocess
 import tempfile

@@ -1,0 +1,386 @@
+"""What each `promptspec` subcommand does: read its arguments, call the library,
+print the result.  Shared helpers (the spec folder, the token counter, progress
+bars, timings) come first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .. import __version__
+
+
+def default_spec() -> Path:
+    """The embedded example spec (spec/embedded.py: inside the package when
+    installed from a wheel, templates/ in a checkout)."""
+    from ..spec.embedded import embedded_spec
+
+    return embedded_spec()
+
+
+def _spec_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help="spec folder (default: the embedded example spec)")
+
+
+def _codex_run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=float, default=DEFAULT_CODEX_TIMEOUT, metavar="SECONDS", help="the longest one Codex step may take (default 60)")
+    p.add_argument("--port", type=int, default=0, metavar="N", help="the loopback recorder's port (default: any free one)")
+
+
+def _spec_dir(args: argparse.Namespace) -> Path:
+    return args.spec if args.spec is not None else default_spec()
+
+
+def _counter(args: argparse.Namespace, *, verify: bool = False):
+    # verify: the gates (diff, check) never take counts from the disk cache.
+    from ..measure.counter import TokenCounter
+
+    return TokenCounter(getattr(args, "cache_dir", None), verify=verify)
+
+
+def _progress(label: str):
+    """A progress bar on stderr when it is a terminal and not CI (progress.py)."""
+    from ..util.progress import Progress
+
+    return Progress(label)
+
+
+def _timings(args: argparse.Namespace, result, label: str | None = None) -> None:
+    """With -v: the pipeline's stage timings on stderr."""
+    if getattr(args, "verbose", False):
+        from ..pipeline import format_timings
+
+        print(f"promptspec: {label + ': ' if label else ''}{format_timings(result.timings)}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------
+# list
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .. import pipeline
+
+    result = pipeline.run(_spec_dir(args), counter=_counter(args))
+    _timings(args, result)
+    axes = [name for name, _ in result.spec.axes]
+    rows = []
+    for m in result.measures:
+        v = m.request.variant
+        rows.append(
+            {
+                "id": v.id,
+                **dict(v.values),
+                "tokens": m.total,
+                "codex_estimate": m.estimate,
+                "encoding": m.encoding,
+                "percent_of_usable_window": None if m.percent_of_usable is None else round(m.percent_of_usable, 3),
+                "headroom_before_auto_compact": m.headroom,
+            }
+        )
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"axes": axes, "variants": rows}, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    headers = [*axes, "tokens", "% usable"]
+    table = [[*(r[a] for a in axes), str(r["tokens"]), "-" if r["percent_of_usable_window"] is None else f"{r['percent_of_usable_window']:.2f}%"] for r in rows]
+    widths = [max(len(h), *(len(row[i]) for row in table)) if table else len(h) for i, h in enumerate(headers)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    for row in table:
+        out.append("  ".join(c.rjust(w) if i >= len(axes) else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    out.append(f"{len(rows)} variants; tokens = instructions + messages + tools (tools: offline count of their serialised JSON); "
+               "% usable = tokens / (context_window x effective_context_window_percent / 100)")
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# render
+
+
+def _extra_axes(values: Sequence[str]) -> dict[str, str]:
+    from ..errors import UsageError
+
+    out = {}
+    for item in values or ():
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--axis expects NAME=VALUE, got {item!r}")
+        out[name] = value
+    return out
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from ..assemble import export
+    from ..assemble.builder import Assembler
+    from ..assemble.matrix import find_variant
+    from ..measure.figures import measure_all
+    from ..spec.load import load_spec
+
+    spec = load_spec(_spec_dir(args))
+    variant = find_variant(spec, args.model, args.personality, args.mode, _extra_axes(args.axis))
+    request = Assembler(spec).assemble(variant)
+    for note in request.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.format == "json":
+        measure = measure_all(spec, [request], _counter(args))[0]
+        sys.stdout.write(export.dumps(export.with_tokens(request, measure.summary())))
+    elif args.format == "layout":
+        sys.stdout.write(export.layout(request))
+    else:
+        sys.stdout.write(export.text_view(request))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# tokens
+
+
+def cmd_tokens(args: argparse.Namespace) -> int:
+    from ..measure.counter import count_files, format_token_lines
+
+    results = count_files(args.files, args.encoding, args.errors, counter=_counter(args))
+    sys.stdout.write(format_token_lines(results))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# build (site/build.py: the site's pages as a plain folder)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    import time
+
+    from .. import pipeline
+    from ..errors import UsageError
+    from ..site import out_folder
+    from ..site import select as site_select
+    from ..site.base import BaseLoader
+    from ..site.build import build_site
+
+    option = site_select.parse_cli(args.variant_pages)
+    if args.list_limit < 1:
+        raise UsageError(f"--list-limit must be at least 1, found {args.list_limit}")
+    spec_dir = _spec_dir(args)
+    counter = _counter(args)
+    with _progress("assembling") as bar:
+        result = pipeline.run(spec_dir, counter=counter, progress=bar)
+    t = time.perf_counter()
+    changes = BaseLoader().load(args.base or "lock", Path(spec_dir), result, counter=counter, root=Path.cwd())
+    result.timings["base"] = time.perf_counter() - t
+    with _progress("pages") as bar:
+        site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit, progress=bar)
+    t = time.perf_counter()
+    docs, how = out_folder.write_out(site, result, args.out, docs=args.docs, in_place=args.in_place)
+    result.timings["write"] = time.perf_counter() - t
+    print(f"wrote {len(site.pages)} pages ({site.variant_page_count} of {len(result.variants)} variants with a page, "
+          f"every one in the explorer){f', {docs} hand-written files' if docs else ''} and {len(site.files)} data files to {args.out}{how}")
+    _timings(args, result)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# explore (site/explorer/: the variant explorer as a standalone folder)
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    from .. import pipeline
+    from ..site import explorer
+
+    with _progress("assembling") as bar:
+        result = pipeline.run(_spec_dir(args), counter=_counter(args), progress=bar)
+    out = explorer.write_standalone(result, args.out)
+    print(f"wrote the variant explorer ({len(result.variants)} variants) to {out}; open {out / 'index.html'}")
+    _timings(args, result)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# import-codex
+
+
+DEFAULT_CODEX_TIMEOUT = 60.0
+
+
+def cmd_import_codex(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+
+    if (args.codex_dir is None) == (args.cli is None):
+        raise UsageError("give a Codex checkout folder or --cli PATH (a released Codex CLI), not both")
+    if args.cli is None:
+        if args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT:
+            raise UsageError("--model, --port and --timeout go with --cli")
+        from ..importers.codex_source import CANNOT_KNOW, import_codex
+
+        written = import_codex(args.codex_dir, args.out, force=args.force)
+        print(f"wrote a spec to {written}")
+        print(f"note: {CANNOT_KNOW}")
+        return 0
+    from ..importers.codex_cli import import_cli
+
+    written, stats = import_cli(args.cli, args.out, force=args.force, models=tuple(args.model or ()),
+                                timeout=args.timeout, port=args.port)
+    print(f"wrote a spec of Codex {stats['release']} to {written}: {stats['reproduced']} of {stats['compared']}"
+          f" captured first requests reproduced ({stats['seconds']:.1f} s)")
+    for part in stats["not_modelled"]:
+        print(f"not modelled: {part}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+    from ..util.atomic import write_text
+    from ..verify import verify
+    from ..verify.report import as_json, render
+
+    if args.sample is not None and args.sample < 1:
+        raise UsageError("--sample must be at least 1")
+    report = verify(args.cli, _spec_dir(args), sample=args.sample, timeout=args.timeout, port=args.port)
+    if args.out is not None:
+        write_text(args.out, as_json(report))
+    sys.stdout.write(render(report, args.format))
+    return 0 if report.ok else 1
+
+
+# ---------------------------------------------------------------------------
+# lint
+
+
+def _write_findings(args: argparse.Namespace, findings) -> None:
+    from ..authoring.findings import render_findings
+    from ..util.annotations import repo_relative
+
+    sys.stdout.write(render_findings(findings, args.format, strict=args.strict, prefix=repo_relative(_spec_dir(args)), version=__version__))
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    import time
+
+    from .. import pipeline
+    from ..authoring import lint
+    from ..errors import SpecError
+    from ..spec.load import load_spec
+
+    t = time.perf_counter()
+    spec = load_spec(_spec_dir(args))
+    timings = {"load": time.perf_counter() - t}
+    try:
+        result = pipeline.run_spec(spec, counter=_counter(args), timings=timings)
+    except SpecError:
+        # The spec loads but does not assemble: the static rules often say why.
+        static = lint.check_spec(spec)
+        if static:
+            _write_findings(args, static)
+        raise
+    t = time.perf_counter()
+    findings = lint.lint(result)
+    result.timings["lint"] = time.perf_counter() - t
+    _timings(args, result)
+    _write_findings(args, findings)
+    errors, _ = lint.counts(findings, strict=args.strict)
+    return 1 if errors else 0
+
+
+# ---------------------------------------------------------------------------
+# new
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from ..authoring import scaffold
+
+    spec_dir = _spec_dir(args)
+    if args.kind == "fragment":
+        created = scaffold.new_fragment(spec_dir, args.name, args.role, args.slot, args.description)
+    elif args.kind == "mode":
+        created = scaffold.new_mode(spec_dir, args.name, args.description)
+    else:
+        created = scaffold.new_personality(spec_dir, args.name, args.description)
+    for path in created.files:
+        print(f"created {path}")
+    for path in created.edited:
+        print(f"edited {path}")
+    for note in created.notes:
+        print(note)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# diff / lock / check (review/: diff.py, report.py, lockfile.py, gitspec.py; docs/review.md)
+
+
+def _review_spec_dir(args: argparse.Namespace) -> Path:
+    """--spec, else templates/ at the top of the git repository around the
+    current directory, else the embedded spec."""
+    if args.spec is not None:
+        return args.spec
+    from ..review.gitspec import current_repo_spec
+
+    found = current_repo_spec()
+    return found if found is not None else default_spec()
+
+
+def _lock_path(args: argparse.Namespace) -> Path:
+    from ..review.lockfile import default_path
+
+    return args.lock if args.lock is not None else default_path(_review_spec_dir(args))
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from ..review.commands import diff_command
+
+    return diff_command(args, _review_spec_dir(args), _counter(args, verify=True), _progress, lambda result, side: _timings(args, result, side))
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .. import pipeline
+    from ..review.pair import compare_command
+
+    with _progress("assembling") as bar:
+        result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
+    _timings(args, result)
+    sys.stdout.write(compare_command(result, args.a, args.b, args.format))
+    return 0
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    from .. import pipeline
+    from ..review import lockfile
+
+    with _progress("assembling") as bar:
+        result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
+    _timings(args, result)
+    path = _lock_path(args)
+    written = lockfile.write(path, lockfile.build(result))
+    print(f"{'wrote' if written else 'up to date:'} {path} ({len(result.measures)} variants)")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .. import pipeline
+    from ..errors import UsageError
+    from ..review import lockfile
+
+    path = _lock_path(args)
+    if not path.is_file():
+        raise UsageError(f"no lock file at {path}; run `promptspec lock` to create it, then commit it")
+    data = lockfile.read(path)
+    result = pipeline.run(_review_spec_dir(args), counter=_counter(args, verify=True))
+    _timings(args, result)
+    from ..review.commands import finish_check
+
+    return finish_check(data, result, path, _review_spec_dir(args), getattr(args, "format", "text"), __version__)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from ..review import history, history_report, series, sides
+
+    with _progress("reading releases") as bar:
+        releases = series.load_series(sides.parse_sides(args.sides), spec_dir=_review_spec_dir(args), counter=_counter(args), progress=bar)
+    sys.stdout.write(history_report.format_history(history.build_history(releases), args.format))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+
+

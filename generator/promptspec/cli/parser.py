@@ -1,0 +1,200 @@
+"""The `promptspec` commands and their options (argparse); each command's
+`func` is its runner in commands.py."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import NoReturn
+
+from .. import __version__
+from .commands import (
+    _codex_run_args,
+    _spec_arg,
+    cmd_build,
+    cmd_check,
+    cmd_compare,
+    cmd_diff,
+    cmd_explore,
+    cmd_history,
+    cmd_import_codex,
+    cmd_lint,
+    cmd_list,
+    cmd_lock,
+    cmd_new,
+    cmd_render,
+    cmd_tokens,
+    cmd_verify,
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the one-line error format of every other mistake
+    (argparse's own prints the whole usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"promptspec: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
+
+TOKENS_EPILOG = (
+    "Token counts: base instructions and sections are exact counts with the model's encoding. "
+    "Tools are an offline count, with the same encoding, of the tool list's JSON exactly as serialised "
+    "in the request (the API's own accounting of tool definitions is not public). Totals, % of the "
+    "usable window, headroom before auto-compaction and the lock file include the tools; Codex's "
+    "ceil(bytes/4) estimate is shown beside every count."
+)
+
+
+FINDINGS_FORMATS = "github: workflow annotations on file and line; sarif: SARIF 2.1.0 for code scanning"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="promptspec",
+        description="Assemble every variant of an agent prompt spec, count its tokens, publish it.",
+        epilog=TOKENS_EPILOG,
+    )
+    parser.add_argument("--version", action="version", version=f"promptspec {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="token cache folder (default: the user cache folder, e.g. ~/.cache/promptspec)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print the pipeline's stage timings to stderr (list, build, explore, lock, check, diff, lint)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # -v also works after the command (`promptspec build -v`).
+    verbose = argparse.ArgumentParser(add_help=False)
+    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    sub.required = True
+
+    p = sub.add_parser("list", help="list every variant of the matrix with its tokens (tools included)", parents=[verbose], epilog=TOKENS_EPILOG)
+    _spec_arg(p)
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser(
+        "render", help="assemble one variant",
+        epilog="--format json writes the whole Responses API body (model, instructions, input, tools and the request "
+        "parameters, in the order Codex sends them) plus a 'tokens' key. " + TOKENS_EPILOG,
+    )
+    _spec_arg(p)
+    p.add_argument("--model", help="model slug (default: the first model)")
+    p.add_argument("--personality", help="personality (default: default)")
+    p.add_argument("--mode", help="collaboration mode (default: the first mode)")
+    p.add_argument("--axis", action="append", metavar="NAME=VALUE", help="value of an extra axis (repeatable)")
+    p.add_argument("--format", choices=("text", "json", "layout"), default="text")
+    p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("tokens", help="count the tokens of files' exact contents")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--encoding", default="o200k_base", help="o200k_base (default) or cl100k_base")
+    p.add_argument("--errors", choices=("strict", "replace"), default="strict", help="how to treat bytes that are not UTF-8")
+    p.set_defaults(func=cmd_tokens)
+
+    p = sub.add_parser("build", help="write the site's pages as a plain folder of Markdown + assets (for other site engines)", parents=[verbose])
+    _spec_arg(p)
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds; see --in-place)")
+    p.add_argument("--path", default="prompts", metavar="FOLDER", help="folder of the pages inside DIR (default: prompts)")
+    p.add_argument("--docs", type=Path, default=None, metavar="DOCS",
+                   help="hand-written pages to copy into DIR, with their <!-- promptspec:... --> examples expanded")
+    p.add_argument("--in-place", action="store_true",
+                   help="rewrite only changed files (each atomically) and remove stale ones, so watchers such as zensical serve reload")
+    p.add_argument("--base", default=None, metavar="BASE",
+                   help="what the Changes page compares with: lock (the spec folder's prompts.lock.json, default), none, a git revision or a spec folder (./DIR or dir:DIR)")
+    p.add_argument("--variant-pages", action="append", default=None, metavar="WHICH",
+                   help="which variants get a page of their own (the others are in the explorer): auto (default: all up to "
+                        "1,000 variants, else none), all, none, or AXIS=VALUE[,VALUE...] (globs allowed; repeat for more axes)")
+    p.add_argument("--list-limit", type=int, default=200, metavar="N",
+                   help="overview pages list variants one by one up to N, and summarise above (default: 200)")
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("explore", help="write the variant explorer as a standalone folder (open index.html; no MkDocs)", parents=[verbose])
+    _spec_arg(p)
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
+    p.set_defaults(func=cmd_explore)
+
+    p = sub.add_parser("import-codex", help="turn a Codex checkout, or a released Codex CLI (--cli), into a spec folder")
+    p.add_argument("codex_dir", type=Path, metavar="CODEX_DIR", nargs="?", default=None)
+    p.add_argument("--cli", metavar="PATH", help="a released Codex CLI: its `npm install --prefix` folder or the binary (run offline in a scratch HOME)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR")
+    p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
+    p.add_argument("--model", action="append", metavar="SLUG", help="with --cli: import only this model (repeatable; default: all)")
+    _codex_run_args(p)
+    p.set_defaults(func=cmd_import_codex)
+
+    p = sub.add_parser("verify", help="drive a released Codex CLI and compare its first requests with the spec's, byte for byte")
+    p.add_argument("--cli", metavar="PATH", required=True, help="the Codex CLI: its `npm install --prefix` folder or the binary")
+    _spec_arg(p)
+    p.add_argument("--sample", type=int, default=None, metavar="N", help="compare N variants spread over the matrix (default: all)")
+    p.add_argument("--out", type=Path, default=None, metavar="FILE", help="store the report as JSON (for the site's Conformance page)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    _codex_run_args(p)
+    p.set_defaults(func=cmd_verify)
+    from ..site.starter import (
+        add_command,  # cheap: the site's build is imported only when it runs
+    )
+    add_command(sub)
+
+    p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
+    _spec_arg(p)
+    p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
+    p.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
+    p.set_defaults(func=cmd_lint)
+
+    p = sub.add_parser("new", help="start a fragment, mode or personality from a lint-clean skeleton")
+    new_sub = p.add_subparsers(dest="kind", metavar="KIND")
+    new_sub.required = True
+    q = new_sub.add_parser("fragment", help="write fragments/NAME.yaml and fragments/NAME.md")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("--role", choices=("developer", "user"), required=True)
+    q.add_argument("--slot", help="layout slot (default: developer_extensions or user_extensions)")
+    q.add_argument("--description", help="the fragment's description")
+    _spec_arg(q)
+    q.set_defaults(func=cmd_new)
+    for kind, folder in (("mode", "modes"), ("personality", "personalities")):
+        q = new_sub.add_parser(kind, help=f"write {folder}/NAME.md and add NAME to spec.yaml's {folder}:")
+        q.add_argument("name", metavar="NAME")
+        q.add_argument("--description", help=f"the {kind}'s description")
+        _spec_arg(q)
+        q.set_defaults(func=cmd_new)
+
+    review_spec_help = "spec folder (default: templates/ of the current git repository, else the embedded spec); for revisions, its path in the repository"
+    p = sub.add_parser("diff", help="what a spec change does to every variant (git revisions or spec folders)", parents=[verbose])
+    p.add_argument("base", metavar="BASE", help="git revision (origin/main, or rev:NAME) or spec folder written as a path (./DIR, DIR/, or dir:DIR)")
+    p.add_argument("head", metavar="HEAD", nargs="?", default=None, help="git revision or spec folder, as for BASE (default: the working tree)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--budget", type=int, default=None, metavar="N", help="flag variants whose total goes over N tokens")
+    p.add_argument("--max-chars", type=int, default=60000, metavar="N", help="markdown size cap (default 60000; GitHub comments hold 65536)")
+    p.add_argument("--fail-on-increase", default=None, metavar="N[%]", help="exit 1 if any variant's total grows by more than N tokens (or N%%)")
+    p.add_argument("--fail-on-budget", action="store_true",
+                   help="exit 1 when a variant newly goes over --budget or past its auto-compaction limit (spec.yaml budgets: always gate)")
+    p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("compare", help="what one variant sends that another does not, section by section", parents=[verbose])
+    p.add_argument("a", metavar="A", help="a variant id, e.g. harbor-5/pragmatic/default/workspace-write")
+    p.add_argument("b", metavar="B", help="another variant id, or AXIS=VALUE[,AXIS=VALUE] to change A's values (e.g. personality=friendly)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("history", help="what each release did to every assembled request (a series of revisions, folders or locks)", parents=[verbose])
+    p.add_argument("sides", nargs="+", metavar="SIDE",
+                   help="in release order: a git revision or tag, dir:PATH (a spec folder) or lock:PATH (a lock file), "
+                        "each optionally followed by ,label=NAME and ,date=YYYY-MM-DD (docs/history.md)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.set_defaults(func=cmd_history)
+
+    for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):
+        p = sub.add_parser(name, help=help_text, parents=[verbose])
+        p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
+        p.add_argument("--lock", type=Path, default=None, metavar="PATH", help="lock file (default: prompts.lock.json in the spec folder)")
+        if name == "check":
+            p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
+        p.set_defaults(func=cmd_lock if name == "lock" else cmd_check)
+
+    from ..authoring.editor import add_commands
+
+    add_commands(sub, build_parser)  # schema, completion
+
+    return parser
+
+
