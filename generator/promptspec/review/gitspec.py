@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 from ..errors import PromptspecError, SpecError, UsageError
 from ..spec.model import SPEC_FILE
 from .lockfile import LOCK_FILE
+from .sides import check_unambiguous, parse_side
 
 WORKING_TREE = "working tree"
 
@@ -246,33 +247,20 @@ def materialise(repo: Path, commit: str, rel: str, dest: Path) -> Path:
 # sides
 
 
-FOLDER_PREFIX = "dir:"
-REVISION_PREFIX = "rev:"
-
-
 def side_kind(ref: str, *, root: Path | None = None) -> tuple[str, str]:
     """("folder", path) or ("revision", rev) for a BASE/HEAD argument: never a guess.
 
     A pull request controls which folders exist in its checkout, so a folder
     named `origin/main/` must not silently stand in for the revision (the
-    token gate would compare the change with itself).  A folder is written as
-    a path (`./old`, `old/`, `../old`, `/abs/old`) or `dir:old`; a revision as itself
-    or `rev:origin/main`.  A bare name that is also an existing folder is
-    refused as ambiguous."""
-    if ref.startswith(FOLDER_PREFIX):
-        return "folder", ref[len(FOLDER_PREFIX):]
-    if ref.startswith(REVISION_PREFIX):
-        return "revision", ref[len(REVISION_PREFIX):]
-    posix = ref.replace("\\", "/")
-    if posix.startswith(("./", "../", "/", "~/")) or posix.endswith("/") or posix in (".", "..") or Path(ref).is_absolute():
-        return "folder", ref
-    base = Path(root) if root is not None else Path.cwd()
-    if os.path.lexists(base / ref):
-        raise UsageError(
-            f"{ref!r} is ambiguous: it names a git revision and also an existing path; "
-            f"write ./{ref} (or {FOLDER_PREFIX}{ref}) for the folder, or {REVISION_PREFIX}{ref} for the revision"
-        )
-    return "revision", ref
+    token gate would compare the change with itself).  The rules are the one
+    side syntax of sides.py (`dir:PATH` or a path-like `./x`, `x/`, `/x` for a
+    folder; `rev:REV` or a bare name for a revision, refused when a path of
+    that name exists), shared with `history`."""
+    side = parse_side(ref)
+    if side.kind == "lock":
+        raise UsageError(f"{ref!r}: a lock file is not a side of `diff`; use `promptspec check` against a lock file")
+    check_unambiguous(side, Path(root) if root is not None else Path.cwd())
+    return ("folder" if side.kind == "dir" else "revision"), side.ref
 
 
 def open_side(ref: str | None, *, spec_dir: Path, workdir: Path, root: Path | None = None) -> SpecSource:

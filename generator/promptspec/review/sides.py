@@ -3,10 +3,10 @@
 `promptspec diff` used to read an argument as a folder when one of that name
 existed and as a git revision otherwise, so a pull request that adds a folder
 named `origin/main/` could make the gate compare against its own copy.  A
-side is said explicitly -- the same rules as `diff`'s sides (gitspec.side_kind
-on the security branch), plus lock files and labels for a release series:
+side is said explicitly; `diff` (gitspec.side_kind), the site's `base:` and
+`history` all read sides with these rules:
 
-    dir:PATH    a spec folder (it must hold spec.yaml); also ./PATH, ../PATH, /PATH, ~/PATH
+    dir:PATH    a spec folder (it must hold spec.yaml); also ./PATH, ../PATH, /PATH, ~/PATH, PATH/
     lock:PATH   a lock file (prompts.lock.json): hashes and counts, no text
     rev:REV     a git revision of the repository holding --spec
     REV         any other bare name is a git revision -- and is refused as
@@ -102,7 +102,7 @@ def parse_side(text: str, *, label: str | None = None, date: str | None = None) 
 
 def _path_like(text: str) -> bool:
     posix = text.replace("\\", "/")
-    return posix.startswith(("./", "../", "/", "~/")) or posix in (".", "..")
+    return posix.startswith(("./", "../", "/", "~/")) or posix.endswith("/") or posix in (".", "..") or Path(text).is_absolute()
 
 
 def check_unambiguous(side: Side, root: Path) -> None:
@@ -111,7 +111,7 @@ def check_unambiguous(side: Side, root: Path) -> None:
     if side.kind == "rev" and not side.explicit and os.path.lexists(Path(root) / side.ref):
         raise UsageError(
             f"{side.ref!r} is ambiguous: it names a git revision and also an existing path; "
-            f"write dir:{side.ref} (or ./{side.ref}) for the folder, or rev:{side.ref} for the revision"
+            f"write ./{side.ref} (or dir:{side.ref}) for the folder, or rev:{side.ref} for the revision"
         )
 
 
