@@ -20,7 +20,7 @@ _IN_LINE = re.compile(f"[{_CONTROLS}\n]")
 _COMMAND = re.compile(r"^([ \t]*)::", re.M)
 
 
-def escape_controls(text: str, *, newlines: bool = False) -> str:
+def escape_controls(text: str, *, newlines: bool = False, commands: bool = False) -> str:
     """Make untrusted text safe to print to a terminal or a CI log.
 
     File names, lock-file keys and prompt text come from pull requests: an
@@ -28,10 +28,12 @@ def escape_controls(text: str, *, newlines: bool = False) -> str:
     forge a second error line, and a line starting with `::` is a GitHub
     Actions workflow command (`::add-mask::`, `::error::`).  Controls become
     visible `\\u001b` escapes (valid inside JSON strings too); with
-    `newlines`, LF is kept and a `::` at the start of a line is escaped."""
+    `newlines`, LF is kept and a `::` at the start of a line is escaped --
+    unless `commands` says the text *is* workflow commands (`--format github`,
+    whose writer escapes every value it puts inside one)."""
     if newlines:
         out = _IN_TEXT.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-        return _COMMAND.sub(lambda m: f"{m.group(1)}\\::", out)
+        return out if commands else _COMMAND.sub(lambda m: f"{m.group(1)}\\::", out)
     return _IN_LINE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

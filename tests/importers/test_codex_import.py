@@ -345,21 +345,27 @@ def test_refuses_a_non_empty_folder_without_force(imported, tmp_path):
     (out / "notes.txt").write_text("mine")
     with pytest.raises(SpecError, match="not empty"):
         import_codex(FIXTURE, out)
-    with pytest.raises(SpecError, match="no spec.yaml"):
+    with pytest.raises(SpecError, match="not an earlier import"):
         import_codex(FIXTURE, out, force=True)
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_force_replaces_an_existing_spec(tmp_path):
+    """--force replaces an earlier import (an edited file comes back as imported),
+    but never a folder holding anything an import does not write (security F16)."""
     out = tmp_path / "out"
     import_codex(FIXTURE, out)
-    (out / "stale.txt").write_text("left from before")
+    original = (out / "spec.yaml").read_text(encoding="utf-8")
+    (out / "spec.yaml").write_text(original + "# edited by hand\n", encoding="utf-8")
     with pytest.raises(SpecError, match="--force"):
         import_codex(FIXTURE, out)
     assert import_codex(FIXTURE, out, force=True) == out
-    assert not (out / "stale.txt").exists()
-    assert (out / "spec.yaml").is_file()
+    assert (out / "spec.yaml").read_text(encoding="utf-8") == original
+    (out / "stale.txt").write_text("someone's notes")
+    with pytest.raises(SpecError, match="holds 'stale.txt', which an import does not write"):
+        import_codex(FIXTURE, out, force=True)
+    assert (out / "stale.txt").read_text() == "someone's notes"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temp folders left
 
 

@@ -437,6 +437,7 @@ def test_cli_reports_an_interrupt_without_traceback(tmp_path: Path) -> None:
         """
         import os, signal, sys, time
         from promptspec import cli
+        from promptspec.cli import commands
         from promptspec.util import atomic
 
         def cmd(args):
@@ -445,7 +446,7 @@ def test_cli_reports_an_interrupt_without_traceback(tmp_path: Path) -> None:
                 os.kill(os.getpid(), signal.SIGTERM)
                 time.sleep(30)  # never reached: the signal raises first
 
-        cli.cmd_render = cmd  # build_parser() binds it when main() runs
+        commands.cmd_render = cmd  # build_parser() binds it when main() runs
         sys.exit(cli.main(["render"]))
         """
     )

@@ -24,7 +24,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..util.terminal import escaped_output
 
     args = build_parser().parse_args(argv)
-    with escaped_output(args.command != "render"):  # render's output is the payload, byte for byte
+    # render's output is the payload, byte for byte; --format github is workflow commands by design
+    with escaped_output(args.command != "render", commands=getattr(args, "format", None) == "github"):
         return _run(args)
 
 

@@ -1,5 +1,6 @@
 """The `promptspec` commands and their options (argparse); each command's
-`func` is its runner in commands.py."""
+`func` is its runner in commands.py, looked up when the parser is built (so a
+script or test may replace a runner)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from .. import __version__
-from .commands import (
-    _codex_run_args,
-    _spec_arg,
-    cmd_build,
-    cmd_check,
-    cmd_compare,
-    cmd_diff,
-    cmd_explore,
-    cmd_history,
-    cmd_import_codex,
-    cmd_lint,
-    cmd_list,
-    cmd_lock,
-    cmd_new,
-    cmd_render,
-    cmd_tokens,
-    cmd_verify,
-)
+from . import commands
+from .commands import _codex_run_args, _spec_arg
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list every variant of the matrix with its tokens (tools included)", parents=[verbose], epilog=TOKENS_EPILOG)
     _spec_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
-    p.set_defaults(func=cmd_list)
+    p.set_defaults(func=commands.cmd_list)
 
     p = sub.add_parser(
         "render", help="assemble one variant",
@@ -81,13 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", help="collaboration mode (default: the first mode)")
     p.add_argument("--axis", action="append", metavar="NAME=VALUE", help="value of an extra axis (repeatable)")
     p.add_argument("--format", choices=("text", "json", "layout"), default="text")
-    p.set_defaults(func=cmd_render)
+    p.set_defaults(func=commands.cmd_render)
 
     p = sub.add_parser("tokens", help="count the tokens of files' exact contents")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--encoding", default="o200k_base", help="o200k_base (default) or cl100k_base")
     p.add_argument("--errors", choices=("strict", "replace"), default="strict", help="how to treat bytes that are not UTF-8")
-    p.set_defaults(func=cmd_tokens)
+    p.set_defaults(func=commands.cmd_tokens)
 
     p = sub.add_parser("build", help="write the site's pages as a plain folder of Markdown + assets (for other site engines)", parents=[verbose])
     _spec_arg(p)
@@ -104,12 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "1,000 variants, else none), all, none, or AXIS=VALUE[,VALUE...] (globs allowed; repeat for more axes)")
     p.add_argument("--list-limit", type=int, default=200, metavar="N",
                    help="overview pages list variants one by one up to N, and summarise above (default: 200)")
-    p.set_defaults(func=cmd_build)
+    p.set_defaults(func=commands.cmd_build)
 
     p = sub.add_parser("explore", help="write the variant explorer as a standalone folder (open index.html; no MkDocs)", parents=[verbose])
     _spec_arg(p)
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
-    p.set_defaults(func=cmd_explore)
+    p.set_defaults(func=commands.cmd_explore)
 
     p = sub.add_parser("import-codex", help="turn a Codex checkout, or a released Codex CLI (--cli), into a spec folder")
     p.add_argument("codex_dir", type=Path, metavar="CODEX_DIR", nargs="?", default=None)
@@ -118,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.add_argument("--model", action="append", metavar="SLUG", help="with --cli: import only this model (repeatable; default: all)")
     _codex_run_args(p)
-    p.set_defaults(func=cmd_import_codex)
+    p.set_defaults(func=commands.cmd_import_codex)
 
     p = sub.add_parser("verify", help="drive a released Codex CLI and compare its first requests with the spec's, byte for byte")
     p.add_argument("--cli", metavar="PATH", required=True, help="the Codex CLI: its `npm install --prefix` folder or the binary")
@@ -127,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, metavar="FILE", help="store the report as JSON (for the site's Conformance page)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     _codex_run_args(p)
-    p.set_defaults(func=cmd_verify)
+    p.set_defaults(func=commands.cmd_verify)
     from ..site.starter import (
         add_command,  # cheap: the site's build is imported only when it runs
     )
@@ -137,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     _spec_arg(p)
     p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
     p.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
-    p.set_defaults(func=cmd_lint)
+    p.set_defaults(func=commands.cmd_lint)
 
     p = sub.add_parser("new", help="start a fragment, mode or personality from a lint-clean skeleton")
     new_sub = p.add_subparsers(dest="kind", metavar="KIND")
@@ -148,13 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--slot", help="layout slot (default: developer_extensions or user_extensions)")
     q.add_argument("--description", help="the fragment's description")
     _spec_arg(q)
-    q.set_defaults(func=cmd_new)
+    q.set_defaults(func=commands.cmd_new)
     for kind, folder in (("mode", "modes"), ("personality", "personalities")):
         q = new_sub.add_parser(kind, help=f"write {folder}/NAME.md and add NAME to spec.yaml's {folder}:")
         q.add_argument("name", metavar="NAME")
         q.add_argument("--description", help=f"the {kind}'s description")
         _spec_arg(q)
-        q.set_defaults(func=cmd_new)
+        q.set_defaults(func=commands.cmd_new)
 
     review_spec_help = "spec folder (default: templates/ of the current git repository, else the embedded spec); for revisions, its path in the repository"
     p = sub.add_parser("diff", help="what a spec change does to every variant (git revisions or spec folders)", parents=[verbose])
@@ -167,21 +152,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-increase", default=None, metavar="N[%]", help="exit 1 if any variant's total grows by more than N tokens (or N%%)")
     p.add_argument("--fail-on-budget", action="store_true",
                    help="exit 1 when a variant newly goes over --budget or past its auto-compaction limit (spec.yaml budgets: always gate)")
-    p.set_defaults(func=cmd_diff)
+    p.set_defaults(func=commands.cmd_diff)
 
     p = sub.add_parser("compare", help="what one variant sends that another does not, section by section", parents=[verbose])
     p.add_argument("a", metavar="A", help="a variant id, e.g. harbor-5/pragmatic/default/workspace-write")
     p.add_argument("b", metavar="B", help="another variant id, or AXIS=VALUE[,AXIS=VALUE] to change A's values (e.g. personality=friendly)")
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    p.set_defaults(func=cmd_compare)
+    p.set_defaults(func=commands.cmd_compare)
     p = sub.add_parser("history", help="what each release did to every assembled request (a series of revisions, folders or locks)", parents=[verbose])
     p.add_argument("sides", nargs="+", metavar="SIDE",
                    help="in release order: a git revision or tag, dir:PATH (a spec folder) or lock:PATH (a lock file), "
                         "each optionally followed by ,label=NAME and ,date=YYYY-MM-DD (docs/history.md)")
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    p.set_defaults(func=cmd_history)
+    p.set_defaults(func=commands.cmd_history)
 
     for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):
         p = sub.add_parser(name, help=help_text, parents=[verbose])
@@ -189,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--lock", type=Path, default=None, metavar="PATH", help="lock file (default: prompts.lock.json in the spec folder)")
         if name == "check":
             p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
-        p.set_defaults(func=cmd_lock if name == "lock" else cmd_check)
+        p.set_defaults(func=commands.cmd_lock if name == "lock" else commands.cmd_check)
 
     from ..authoring.editor import add_commands
 

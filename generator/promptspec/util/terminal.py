@@ -19,11 +19,12 @@ class EscapedStream:
     """A text stream that escapes control characters and line-start `::`
     (errors.escape_controls) in everything written through it."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, *, commands: bool = False):
         self._stream = stream
+        self._commands = commands
 
     def write(self, text: str) -> int:
-        self._stream.write(escape_controls(text, newlines=True))
+        self._stream.write(escape_controls(text, newlines=True, commands=self._commands))
         return len(text)
 
     def __getattr__(self, name: str):
@@ -51,11 +52,13 @@ def input_error(exc: BaseException) -> str | None:
 
 
 @contextlib.contextmanager
-def escaped_output(stdout: bool = True) -> Iterator[None]:
-    """For one CLI command: stdout escaped (unless it is a payload), warnings as one line."""
+def escaped_output(stdout: bool = True, *, commands: bool = False) -> Iterator[None]:
+    """For one CLI command: stdout escaped (unless it is a payload), warnings as
+    one line.  `commands`: stdout is workflow commands on purpose (`--format
+    github`), so a line-start `::` stays; control characters are still escaped."""
     real, shown = sys.stdout, warnings.showwarning
     if stdout:
-        sys.stdout = EscapedStream(real)  # type: ignore[assignment]
+        sys.stdout = EscapedStream(real, commands=commands)  # type: ignore[assignment]
     warnings.showwarning = show_warning
     try:
         yield
