@@ -39,9 +39,9 @@ def test_permissions_split_round_trips(sandbox, approval, roots):
 
 def test_remove_section_stops_at_the_next_heading_of_its_level():
     text = "A\n\n# Personality\nwarm\n## sub\nkind\n\n# Rules\nB\n"
-    assert learn.remove_section(text) == "A\n\n# Rules\nB\n"
-    assert learn.remove_section("# Personality\nonly\n") == ""
-    assert learn.remove_section("no such section\n") == "no such section\n"
+    assert learn.remove_section(text, learn.SECTION_HEADING) == "A\n\n# Rules\nB\n"
+    assert learn.remove_section("# Personality\nonly\n", learn.SECTION_HEADING) == ""
+    assert learn.remove_section("no such section\n", learn.SECTION_HEADING) == "no such section\n"
 
 
 def test_personality_rules_are_learned_from_the_catalog():

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .diff import crosses_headroom, largest_increases
-from .lockfile import INSTRUCTIONS
+from .lockfile import INSTRUCTIONS, reordered
 from .reach import Reach, Universe, summarise
 from .releases import Part, Release, VariantSnap
 
@@ -310,11 +310,7 @@ def _order_moves(bp: dict[str, Part], ap: dict[str, Part], common: list[str]) ->
     for place in places:
         seq_b = [n for n in sorted(common, key=lambda n: bp[n].position) if bp[n].place == place and ap[n].place == place]
         seq_a = sorted(seq_b, key=lambda n: ap[n].position)
-        if seq_b == seq_a:
-            continue
-        sm = difflib.SequenceMatcher(None, seq_b, seq_a, autojunk=False)
-        kept = {seq_b[i + k] for i, _, n in sm.get_matching_blocks() for k in range(n)}
-        moved |= set(seq_b) - kept
+        moved |= reordered(seq_b, seq_a)
     return moved
 
 

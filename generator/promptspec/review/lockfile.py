@@ -18,7 +18,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..assemble import export
 from ..errors import SpecError
@@ -76,12 +76,18 @@ def moved_fragments(before: Mapping[str, str], after: Mapping[str, str], order_b
     for group in sorted(set(order_before) & set(order_after)):
         seq_b = [f for f in order_before[group] if f in common and after[f] == group]
         seq_a = [f for f in order_after[group] if f in common and before[f] == group]
-        if seq_b == seq_a:
-            continue
-        sm = difflib.SequenceMatcher(None, seq_b, seq_a, autojunk=False)
-        kept = {seq_b[i + k] for i, _, n in sm.get_matching_blocks() for k in range(n)}
-        moved |= set(seq_b) - kept
+        moved |= reordered(seq_b, seq_a)
     return moved
+
+
+def reordered(before: Sequence[str], after: Sequence[str]) -> set[str]:
+    """Of the names in both orders, those outside their longest common order:
+    what a reader sees move (an insertion shifts the others without moving them)."""
+    if list(before) == list(after):
+        return set()
+    sm = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    kept = {before[i + k] for i, _, n in sm.get_matching_blocks() for k in range(n)}
+    return set(before) - kept
 
 
 def part_refs(req) -> dict[str, tuple[Any, ...]]:

@@ -16,6 +16,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
+from ...assemble.instructions import remove_section
 from ...oracle.capture import AXES, Config
 from ...render import codex_join
 
@@ -83,22 +84,6 @@ def join_permissions(sandbox: str, approval: str, roots: str) -> str:
 
 # ---------------------------------------------------------------------------
 # Base instructions
-
-
-def remove_section(text: str, heading: str = SECTION_HEADING) -> str:
-    """The text without the section that starts at the line `heading` and runs
-    to the next heading of the same level (or the end)."""
-    level = heading.split(" ", 1)[0] + " "
-    if text.startswith(heading + "\n"):
-        start = 0
-    else:
-        start = text.find("\n" + heading + "\n")
-        if start < 0:
-            return text
-        start += 1
-    nxt = text.find("\n" + level, start + len(heading))
-    end = len(text) if nxt < 0 else nxt + 1
-    return text[:start] + text[end:]
 
 
 @dataclass(frozen=True)
