@@ -255,12 +255,12 @@ def test_nav_lists_only_overview_pages(embedded):
     page = variant_html(site_dir, result.variants[0].slug)
     nav = re.search(r'<nav class="md-nav md-nav--primary".*?</nav>\s*</div>', page, re.S).group(0)
     hrefs = re.findall(r'href="([^"]*)"', nav)
-    # Home, then the nine overview pages; no variant, value or fragment page.
-    assert hrefs[-9:] == [
+    # Home, then the ten overview pages; no variant, value, fragment or tool page.
+    assert hrefs[-10:] == [
         "../../", "../../explorer/", "../../models/", "../../personalities/", "../../modes/", "../../fragments/",
-        "../../assembly/", "../../lint/", "../../changes/",
+        "../../tools/", "../../assembly/", "../../lint/", "../../changes/",
     ]
-    assert len(hrefs) <= 13
+    assert len(hrefs) <= 14
 
 
 def test_search_index_keeps_titles_but_not_prompt_text(embedded):
