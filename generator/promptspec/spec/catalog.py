@@ -8,21 +8,12 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import SpecError
-from .model import Model
+from .model import MODEL_FIELDS, Model
 from .reader import Reader, check_name, check_unique_slugs, typename
 from .sources import LineFinder
 
-MODEL_KEYS = {
-    "slug",
-    "display_name",
-    "description",
-    "context_window",
-    "max_context_window",
-    "effective_context_window_percent",
-    "auto_compact_token_limit",
-    "base_instructions",
-    "model_messages",
-}
+MODEL_KEYS = {*MODEL_FIELDS, "base_instructions", "model_messages"}
+"""Catalog keys promptspec reads itself; every other key is kept in `Model.extra`."""
 
 
 def parse_models(data: Any, path: Path, shown: str) -> tuple[Model, ...]:
