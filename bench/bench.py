@@ -1,64 +1,52 @@
 #!/usr/bin/env python3
-"""How promptspec scales with the matrix: generator and MkDocs, side by side.
+"""How fast the site is built and reloaded, against MkDocs' own floors.
 
-    python bench/bench.py --sizes 36,300,2400,10000 --out results.json
-    python bench/bench.py --sizes 10000 --skip-mkdocs-above 2400   # no per-variant-page builds past 2400
-    python bench/bench.py --sizes 2400 --no-serve                   # skip the edit-to-reload figure
-    python bench/bench.py --sizes 10000 --no-mkdocs --profile       # generator only, with a cProfile
-    python bench/bench.py --sizes 300 --work /tmp/bench             # keep the specs and sites to look at
+    python bench/bench.py                                  # 32, 300, 2400 and 10000 variants
+    python bench/bench.py --sizes 2400,10000 --models 19   # a fixed model count: is the time per variant flat?
+    python bench/bench.py --sizes 960,9600 --axes 3,1      # fixed other axes: linear as the models grow?
+    python bench/bench.py --sizes 2400 --repeat 3 --out results.json
+    python bench/bench.py --sizes 300 --plugin-option fast_pages=false   # the plugin without its fast path
+    python bench/bench.py --sizes 300 --work /tmp/bench    # keep the specs and sites to look at
 
-For each requested size it writes a synthetic spec made from the embedded one
-(`templates/`, copied to a work folder): more models (copies of the
-models.json entries with new slugs, slightly different text and context
-windows), more `sandbox_mode` values and an `approval_policy` axis (each value
-with its own text file), chosen to land near the requested variant count
-(preferring 3 sandbox modes x 5 approval policies, the issue's shape).  Then,
-in one run, it prints and records (JSON with --out, rewritten after each size):
+For each size it writes a synthetic spec grown from the embedded one
+(`templates/`): copies of its models with new slugs and slightly different
+text, more `sandbox_mode` values and an `approval_policy` axis, each value
+with its own text file.  Then, each in a child process of its own (so the
+peak memory, ru_maxrss, is that build's alone), it measures:
 
-* variants, distinct sections, distinct text bytes (sections; sections plus
-  base instructions);
-* generator time by stage, in a child process: load, assemble, count (cold
-  token cache), count again (new counter, warm disk cache), explorer data
-  (`explorer.build` + `data_bytes`) and its size against the distinct text,
-  the site pages (`site.build_site` with `variant_pages` all, and none),
-  the child's peak memory, and an incremental rebuild with
-  `pipeline.Session` after editing one fragment (fragments/realtime.md);
-* `mkdocs build` of the explorer page alone (home page + explorer page +
-  data); of the site without per-variant pages as static files (what
-  `site.build_site(variant_pages="none")` makes); and the same site through
-  the plugin with `variant_pages: none` (matrix, model/mode/fragment pages,
-  explorer), with the sizes of the largest overview pages;
-* `mkdocs build` with the promptspec plugin and `variant_pages: all` (a page
-  per variant), if `promptspec.site.plugin` is importable (else a note says why), and two floors
-  without the plugin: the same number of plain Markdown pages of the same
-  sizes (the MkDocs floor), and the generated pages as static files -- with
-  the ratios plugin/floor and plugin/static;
-* for every build: wall time, peak memory (ru_maxrss of the build's own
-  process), site size and search-index size (site/search/search_index.json);
-* edit-to-reload: `mkdocs serve` with the plugin on a free port, edit one
-  fragment, poll a served page of a variant that contains it until the
-  change shows -- on each synthetic spec, and once on the real Codex
-  fixture (`--codex DIR`, default ../shared/fixtures/codex beside the
-  repository, skipped when absent); `--no-serve` skips both.
+* the generator: stage timings (load, assemble, count cold and warm, the
+  site's pages), its peak memory, and an incremental `pipeline.Session`
+  rebuild after editing one fragment;
+* **plugin**: `mkdocs build` of a site with the promptspec plugin and a page
+  for every variant (`variant_pages: all`), tokens counted from a warm
+  cache (a serve session's situation);
+* **prose floor**: the same number of pages, at the same paths and of the
+  same sizes, as plain Markdown prose, without the plugin -- what MkDocs
+  costs for that much text;
+* **trivial floor**: the same number of pages, one line each -- what MkDocs
+  costs per page whatever the page holds;
+* **reload**: `mkdocs serve` with the plugin, one fragment edited, the time
+  until a served variant page that contains it shows the edit (sizes up to
+  `--serve-up-to`; the edit is repeated `--repeat` times and the minimum
+  kept); serve is stopped with SIGINT, so MkDocs removes its temp site.
 
-Per-variant-page builds and the serve figure are skipped above
-`--skip-mkdocs-above N` variants (default 10000): they cost MkDocs' 16-40 ms
-a page.  Timings are wall-clock on whatever else the machine is doing;
-compare runs made on one box.  Token caches live in the work folder
-(PROMPTSPEC_CACHE_DIR), never in ~/.cache.  A script that prints figures,
-not a test.
+Every MkDocs config takes its theme and Markdown extensions from the
+repository's mkdocs.yml (the one the README serves, Mermaid fence included).
+Builds are repeated `--repeat` times: the minimum time and the largest peak
+are kept.  Timings are wall-clock on whatever else the machine runs: compare
+figures from one run.  Token caches live in the work folder, never in
+~/.cache.  A script that prints figures, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import cProfile
 import json
 import os
-import pstats
 import resource
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -77,6 +65,7 @@ sys.path.insert(0, str(REPO / "generator"))  # runnable from a checkout without 
 TEMPLATES = REPO / "templates"
 SANDBOX_BASE = ("workspace-write", "read-only")
 APPROVAL_BASE = ("on-request", "never")
+EDITED = Path("fragments") / "realtime.md"  # in the pair_programming variants
 
 
 # ---------------------------------------------------------------------------
@@ -91,32 +80,37 @@ def _variant_count(models: list[dict[str, Any]], n_models: int, sandboxes: int, 
     return (n_models * 16 - legacy * 4) * sandboxes * approvals
 
 
-def plan_size(target: int, models: list[dict[str, Any]]) -> tuple[int, int, int, int]:
+def plan_size(target: int, models: list[dict[str, Any]], *, fixed_models: int | None = None,
+              fixed_axes: tuple[int, int] | None = None) -> tuple[int, int, int, int]:
     """(models, sandbox values, approval values, variants) near `target`.
 
-    Among shapes within ~2 % of the target, prefer 3 sandbox modes x 5
-    approval policies (the shape of the issue's 10 x 4 x 4 x 3 x 5 = 2,400
-    example), then more models: the axis that grows in real specs."""
+    Free shape: among shapes within ~2 % of the target, prefer 3 sandbox
+    modes x 5 approval policies, then more models (the axis that grows in
+    real specs).  `fixed_models`: that many models, the approval axis grows;
+    `fixed_axes` (sandbox, approval): those axes, the models grow."""
     best: tuple[Any, ...] | None = None
-    for m in range(1, max(4, target // 16 + 2)):
-        for s in range(1, 4):
-            for a in range(1, 6):
+    model_range = [fixed_models] if fixed_models else range(1, max(4, target // 16 + 2))
+    sandbox_range = [fixed_axes[0]] if fixed_axes else range(1, 4)
+    approval_range = [fixed_axes[1]] if fixed_axes else range(1, 6 if not fixed_models else max(6, target // 16 + 2))
+    for m in model_range:
+        for s in sandbox_range:
+            for a in approval_range:
                 n = _variant_count(models, m, s, a)
-                key = (round(abs(n - target) / target, 2), abs(s * a - 15), -m)
+                key = (round(abs(n - target) / target, 2), abs(s * a - 15) if not fixed_models else -s, -m)
                 if best is None or key < best[0]:
                     best = (key, m, s, a, n)
     assert best is not None
     return best[1], best[2], best[3], best[4]
 
 
-def make_spec(dest: Path, target: int) -> dict[str, Any]:
+def make_spec(dest: Path, target: int, *, fixed_models: int | None = None, fixed_axes: tuple[int, int] | None = None) -> dict[str, Any]:
     """Write a spec with about `target` variants to `dest`; return its shape."""
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(TEMPLATES, dest)
     data = json.loads((dest / "models.json").read_text(encoding="utf-8"))
     originals = data["models"]
-    n_models, n_sandbox, n_approval, expected = plan_size(target, originals)
+    n_models, n_sandbox, n_approval, expected = plan_size(target, originals, fixed_models=fixed_models, fixed_axes=fixed_axes)
     models = []
     for i in range(n_models):
         src = json.loads(json.dumps(originals[i % len(originals)]))
@@ -136,6 +130,11 @@ def make_spec(dest: Path, target: int) -> dict[str, Any]:
             if src.get("auto_compact_token_limit"):
                 src["auto_compact_token_limit"] += 900 * copy
         models.append(src)
+    # Fewer models than the embedded spec has: fields the spec's rules name
+    # (e.g. use_responses_lite) must still exist on some model.
+    for key, value in {k: v for m in originals for k, v in m.items()}.items():
+        if all(key not in m for m in models):
+            models[0][key] = type(value)()
     data["models"] = models
     (dest / "models.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
@@ -165,37 +164,31 @@ def make_spec(dest: Path, target: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------
-# Child processes: each measurement runs in its own process, so its peak
-# memory (ru_maxrss from wait4) is its own.
+# Child processes
 
 
-def run_child(cmd: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float | None = None) -> dict[str, Any]:
-    """Run `cmd`, return wall seconds, peak RSS (MiB), exit status and output."""
+def run_child(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """Run `cmd`; its last stdout line is its JSON result."""
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
-        out, err = proc.communicate()
-        return {"ok": False, "seconds": time.perf_counter() - started, "error": f"timed out after {timeout:.0f} s"}
-    seconds = time.perf_counter() - started
-    # communicate() reaped the child; its rusage went into RUSAGE_CHILDREN's
-    # maximum, which is only exact for the largest child so far, so each
-    # child also reports its own peak when it can (see --child).
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    result: dict[str, Any] = {"ok": proc.returncode == 0, "seconds": seconds, "children_peak_rss_mib": round(rss, 1)}
+        proc.communicate()
+        return {"error": f"timed out after {timeout:.0f} s"}
     if proc.returncode != 0:
-        result["error"] = (err or out).strip().splitlines()[-5:]
-    result["stdout"], result["stderr"] = out, err
-    return result
+        return {"error": (err or out).strip().splitlines()[-5:]}
+    data = json.loads(out.strip().splitlines()[-1])
+    data["wall_s"] = round(time.perf_counter() - started, 2)
+    return data
 
 
 def _child_env(cache: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PROMPTSPEC_CACHE_DIR"] = str(cache)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "generator"), env.get("PYTHONPATH", "")]))
-    env.pop("CI", None)
+    env.pop("CI", None)  # no progress bars either way: stderr is a pipe
     return env
 
 
@@ -203,9 +196,8 @@ def _own_peak_mib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-
-def _fresh_docs(folder: Path, files: dict) -> Path:
-    """A new docs folder holding a stub index.md and `files` (path -> str or bytes)."""
+def _fresh_docs(folder: Path, files: dict[str, str | bytes]) -> Path:
+    """A new docs folder holding a stub index.md and `files` (path -> text or bytes)."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
@@ -214,8 +206,9 @@ def _fresh_docs(folder: Path, files: dict) -> Path:
         (folder / path).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     return folder
 
+
 def filler(size: int, title: str) -> str:
-    """Plain Markdown of exactly `size` bytes: a heading and paragraphs."""
+    """Plain Markdown of `size` bytes: a heading and paragraphs of prose."""
     words = "prompt section token budget model variant sandbox approval message developer user".split()
     head = f"# {title}\n\n"
     out, n = [head], len(head)
@@ -228,161 +221,54 @@ def filler(size: int, title: str) -> str:
     return "".join(out).encode("utf-8")[:size].decode("utf-8", "ignore")
 
 
-def child_generator(spec: Path, cache: Path, work: Path, profile: bool, page_docs_up_to: int | None = None) -> dict[str, Any]:
-    """Generator figures for one spec; writes the docs folders the MkDocs runs use."""
+def child_generator(spec: Path, cache: Path, work: Path) -> dict[str, Any]:
+    """Generator figures for one spec; writes the floors' docs folders."""
     from promptspec import pipeline
-    from promptspec.site import explorer
-    from promptspec.measure import measure_all
-    from promptspec.measure import TokenCounter
+    from promptspec.measure import TokenCounter, measure_all
+    from promptspec.site.build import build_site
 
     out: dict[str, Any] = {}
-    prof = cProfile.Profile() if profile else None
-    if prof:
-        prof.enable()
     t = time.perf_counter()
     result = pipeline.run(spec, counter=TokenCounter(cache))
-    out["generator_s"] = {k: round(v, 3) for k, v in result.timings.items()}
-    out["generator_s"]["load+assemble+count"] = round(time.perf_counter() - t, 3)
-    if prof:
-        prof.disable()
-        stats = pstats.Stats(prof, stream=sys.stderr)
-        stats.sort_stats("cumulative").print_stats(25)
+    stages = {k: round(v, 3) for k, v in result.timings.items()}
+    stages["load+assemble+count"] = round(time.perf_counter() - t, 3)
     t = time.perf_counter()
     measure_all(result.spec, result.requests, TokenCounter(cache))  # a new counter on the warm disk cache
-    out["generator_s"]["count_warm"] = round(time.perf_counter() - t, 3)
-
+    stages["count_warm"] = round(time.perf_counter() - t, 3)
     out["variants"] = len(result.variants)
-    sections = {s.text for r in result.requests for _, _, s in r.sections}
-    bases = {r.base.text for r in result.requests}
-    out["distinct_sections"] = len(sections)
-    out["distinct_section_bytes"] = sum(len(x.encode("utf-8")) for x in sections)
-    out["distinct_text_bytes"] = sum(len(x.encode("utf-8")) for x in sections | bases)
+    out["distinct_sections"] = len({s.text for r in result.requests for _, _, s in r.sections})
 
     t = time.perf_counter()
-    data = explorer.build(result)
-    blob = explorer.data_bytes(data)
-    out["generator_s"]["explorer_data"] = round(time.perf_counter() - t, 3)
-    out["explorer_data_bytes"] = len(blob)
-    out["explorer_vs_distinct_text"] = round(len(blob) / out["distinct_text_bytes"], 2)
-    out["explorer_vs_distinct_section_text"] = round(len(blob) / max(1, out["distinct_section_bytes"]), 2)
-    out["peak_rss_mib_through_explorer"] = _own_peak_mib()  # before any per-variant pages exist
+    site = build_site(result, prefix="prompts", links="dir", variant_pages="all")
+    stages["site_pages"] = round(time.perf_counter() - t, 3)
+    sizes = {path: len(text.encode("utf-8")) for path, text in site.pages.items()}
+    del site
+    out["site_pages"] = len(sizes)
+    out["site_page_bytes"] = sum(sizes.values())
+    out["generator_s"] = stages
+    out["peak_rss_mib"] = _own_peak_mib()
 
-    # The site pages, with a page per variant (variant_pages: all) and without (none).
-    pages: dict[str, str] = {}
-    files: dict[str, Any] = {}
-    off_pages: dict[str, str] = {}
-    off_files: dict[str, Any] = {}
-    try:
-        from promptspec.site.build import assets, build_site
+    # The floors: the same page paths, as prose of the same sizes / one line each.
+    ordered = sorted(sizes.items())
+    _fresh_docs(work / "docs-prose", {path: filler(n, f"Page {k}") for k, (path, n) in enumerate(ordered)})
+    _fresh_docs(work / "docs-trivial", {path: f"# Page {k}\n" for k, (path, _) in enumerate(ordered)})
 
-        t = time.perf_counter()
-        site = build_site(result, prefix="prompts", links="dir", variant_pages="all")
-        out["generator_s"]["site_pages"] = round(time.perf_counter() - t, 3)
-        pages, files = dict(site.pages), {**site.files, **assets()}
-        del site
-        out["site_pages"] = len(pages)
-        out["site_page_bytes"] = sum(len(p.encode("utf-8")) for p in pages.values())
-        t = time.perf_counter()
-        site = build_site(result, prefix="prompts", links="dir", variant_pages="none")
-        out["generator_s"]["site_pages_off"] = round(time.perf_counter() - t, 3)
-        off_pages, off_files = dict(site.pages), {**site.files, **assets()}
-        del site
-        overview = sorted(((len(t.encode("utf-8")), p) for p, t in off_pages.items()), reverse=True)
-        out["largest_overview_pages"] = [[p, n] for n, p in overview[:5]]
-        out["overview_page_bytes"] = sum(n for n, _ in overview)
-        out["overview_pages"] = len(overview)
-    except Exception as exc:  # noqa: BLE001 - report, don't fail
-        out["site_pages_note"] = f"promptspec.site unavailable: {type(exc).__name__}: {exc}"
-
-    # docs for the site without per-variant pages (overview pages + explorer), as static files.
-    t = time.perf_counter()
-    _fresh_docs(work / "docs-explorer", {**off_pages, **off_files})
-    out["generator_s"]["write_explorer_docs"] = round(time.perf_counter() - t, 3)
-
-    # docs for the explorer page alone: what the explorer itself costs MkDocs.
-    explorer_only = {p: c for p, c in {**off_pages, **off_files}.items() if p.startswith(("prompts/explorer/", "assets/"))}
-    alone = _fresh_docs(work / "docs-explorer-alone", explorer_only)
-    (alone / "prompts" / "explorer").mkdir(parents=True, exist_ok=True)
-    if not (alone / "prompts" / "explorer" / "index.md").exists():  # no site module: the bare widget
-        folder = alone / "prompts" / "explorer"
-        (folder / explorer.DATA_FILE).write_bytes(blob)
-        explorer.write_assets(folder)
-        (folder / "index.md").write_text("# Variant explorer\n\n" + explorer.page_html(explorer.DATA_FILE, result.spec.axes), encoding="utf-8")
-    del off_pages, off_files
-
-    # The per-variant-page builds are skipped above --skip-mkdocs-above: their docs too.
-    if page_docs_up_to is not None and len(result.variants) > page_docs_up_to:
-        pages, files = {}, {}
-    # docs for the MkDocs floor: the same pages as plain Markdown of the same sizes.
-    _fresh_docs(
-        work / "docs-floor",
-        {path: filler(len(text.encode("utf-8")), f"Page {n}") for n, (path, text) in enumerate(sorted(pages.items()))},
-    )
-
-    # docs for the second floor: exactly the generated pages, as static files.
-    _fresh_docs(work / "docs-static", {**pages, **files})
-
-    # Incremental: edit one fragment body, rebuild with a Session.
     session = pipeline.Session(spec, counter=TokenCounter(cache))
-    t = time.perf_counter()
     session.run()
-    full = time.perf_counter() - t
-    target = spec / "fragments" / "realtime.md"
+    target = spec / EDITED
     original = target.read_text(encoding="utf-8")
     target.write_text(original + "Bench edit.\n", encoding="utf-8")
     try:
         t = time.perf_counter()
         session.run()
-        out["incremental"] = {
-            "edited": "fragments/realtime.md",
-            "session_full_s": round(full, 3),
-            "rebuild_s": round(time.perf_counter() - t, 3),
-            "variants_redone": len(session.changes.variants),
-            "stages_s": {k: round(v, 3) for k, v in session.result.timings.items()},
-        }
+        out["incremental"] = {"rebuild_s": round(time.perf_counter() - t, 3), "variants_redone": len(session.changes.variants)}
     finally:
         target.write_text(original, encoding="utf-8")
-    out["peak_rss_mib"] = _own_peak_mib()
     return out
 
 
-MKDOCS_YML = """\
-site_name: promptspec bench
-docs_dir: {docs}
-site_dir: {site}
-use_directory_urls: true
-theme:
-  name: material
-{not_in_nav}plugins:
-  - search
-{plugin}markdown_extensions:
-  - attr_list
-  - md_in_html
-  - tables
-  - admonition
-  - toc:
-      permalink: true
-  - pymdownx.details
-  - pymdownx.superfences
-"""
-
-
-def write_mkdocs_yml(path: Path, docs: Path, site: Path, *, spec: Path | None, cache: Path, plugin_options: dict[str, Any] | None = None) -> Path:
-    plugin = ""
-    if spec is not None:
-        options = {"spec": str(spec), "cache_dir": str(cache), **(plugin_options or {})}
-        plugin = "  - promptspec:\n" + "".join(f"      {k}: {json.dumps(v)}\n" for k, v in options.items())
-    not_in_nav = "not_in_nav: |\n  /prompts/variants/\n"
-    path.write_text(MKDOCS_YML.format(docs=json.dumps(str(docs)), site=json.dumps(str(site)), plugin=plugin, not_in_nav=not_in_nav), encoding="utf-8")
-    return path
-
-
-def _tree_bytes(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-
-
 def child_mkdocs_build(config: Path) -> dict[str, Any]:
-    """`mkdocs build` in this process (so ru_maxrss is the build's own peak)."""
+    """`mkdocs build` in this process, so ru_maxrss is the build's own peak."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
@@ -395,19 +281,57 @@ def child_mkdocs_build(config: Path) -> dict[str, Any]:
     return {
         "build_s": round(seconds, 2),
         "pages": sum(1 for _ in site.rglob("*.html")),
-        "site_bytes": _tree_bytes(site),
+        "site_bytes": sum(p.stat().st_size for p in site.rglob("*") if p.is_file()),
         "search_index_bytes": index.stat().st_size if index.exists() else None,
         "peak_rss_mib": _own_peak_mib(),
     }
 
 
-def mkdocs_build(config: Path, cache: Path, timeout: float) -> dict[str, Any]:
-    res = run_child([sys.executable, __file__, "--child", "mkdocs-build", "--config", str(config)], env=_child_env(cache), timeout=timeout)
-    if not res["ok"]:
-        return {"error": res.get("error")}
-    data = json.loads(res["stdout"].strip().splitlines()[-1])
-    data["wall_s"] = round(res["seconds"], 2)
-    return data
+# ---------------------------------------------------------------------------
+# MkDocs configs and runs
+
+
+def readme_settings() -> str:
+    """The `theme:` and `markdown_extensions:` blocks of the repository's
+    mkdocs.yml, as text (its Mermaid fence names a Python object, which a
+    YAML round trip would need MkDocs' loader for)."""
+    keep, out = False, []
+    for line in (REPO / "mkdocs.yml").read_text(encoding="utf-8").splitlines():
+        if line and not line[0].isspace() and not line.startswith("#"):
+            keep = line.split(":", 1)[0] in ("theme", "markdown_extensions")
+        if keep:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def write_mkdocs_yml(path: Path, docs: Path, site: Path, *, spec: Path | None = None, cache: Path | None = None,
+                     options: dict[str, Any] | None = None) -> Path:
+    plugin = ""
+    if spec is not None:
+        opts = {"spec": str(spec), "cache_dir": str(cache), **(options or {})}
+        plugin = "  - promptspec:\n" + "".join(f"      {k}: {json.dumps(v)}\n" for k, v in opts.items())
+    path.write_text(
+        "site_name: promptspec bench\n"
+        f"docs_dir: {json.dumps(str(docs))}\nsite_dir: {json.dumps(str(site))}\n"
+        "strict: true\nuse_directory_urls: true\n"
+        "not_in_nav: |\n  /prompts/variants/\n"  # the floors' pages at the plugin's paths: out of the nav like its own
+        f"plugins:\n  - search\n{plugin}" + readme_settings(),
+        encoding="utf-8",
+    )
+    return path
+
+
+def mkdocs_build(config: Path, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Min time and largest peak of --repeat builds, each in a new process."""
+    runs = []
+    for _ in range(args.repeat):
+        res = run_child([sys.executable, __file__, "--child", "mkdocs-build", "--config", str(config)],
+                        env=_child_env(cache), timeout=args.timeout)
+        if "error" in res:
+            return res
+        runs.append(res)
+    best = min(runs, key=lambda r: r["build_s"])
+    return {**best, "runs_s": [r["build_s"] for r in runs], "peak_rss_mib": max(r["peak_rss_mib"] for r in runs)}
 
 
 def free_port() -> int:
@@ -418,231 +342,160 @@ def free_port() -> int:
 
 def _get(url: str) -> str | None:
     try:
-        with urllib.request.urlopen(url, timeout=5) as r:
+        with urllib.request.urlopen(url, timeout=30) as r:
             return r.read().decode("utf-8", "replace")
     except (urllib.error.URLError, OSError):
         return None
 
 
-def serve_edit_to_reload(config: Path, spec: Path, cache: Path, page_url_path: str, timeout: float, target: Path | None = None) -> dict[str, Any]:
-    """Start `mkdocs serve`, edit a fragment (`target`, default
-    fragments/realtime.md), time until the served page shows it.  The
-    plugin's log line for the rebuild (stage timings) is returned too."""
+def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argparse.Namespace) -> dict[str, Any]:
+    """`mkdocs serve`; edit `target` --repeat times, each time until `page`
+    shows the edit; the plugin's log lines of the rebuilds are kept."""
     port = free_port()
     base = f"http://127.0.0.1:{port}/"
     log_path = config.with_suffix(".serve.log")
-    log = open(log_path, "w", encoding="utf-8")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
-        stdout=log, stderr=subprocess.STDOUT, env=_child_env(cache), start_new_session=True,
-    )
-    target = target or spec / "fragments" / "realtime.md"
     original = target.read_text(encoding="utf-8")
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
+            stdout=log, stderr=subprocess.STDOUT, env=_child_env(cache), start_new_session=True,
+            # A shell's background job starts with SIGINT ignored, and Python
+            # then never raises KeyboardInterrupt: give serve the default back.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            t = time.perf_counter()
+            while _get(base + page) is None:
+                if proc.poll() is not None:
+                    return {"error": "mkdocs serve exited; see " + str(log_path)}
+                if time.perf_counter() - t > args.timeout:
+                    return {"error": f"first build not served within {args.timeout:.0f} s"}
+                time.sleep(0.25)
+            first = time.perf_counter() - t
+            reloads = []
+            for k in range(args.repeat):
+                marker = f"bench-edit-{os.getpid()}-{k}-{time.time_ns()}"
+                time.sleep(1.0)  # let the watcher settle after the last build
+                t = time.perf_counter()
+                target.write_text(original + marker + "\n", encoding="utf-8")
+                while True:
+                    text = _get(base + page)
+                    if text is not None and marker in text:
+                        reloads.append(round(time.perf_counter() - t, 2))
+                        break
+                    if proc.poll() is not None:
+                        return {"error": "mkdocs serve exited; see " + str(log_path)}
+                    if time.perf_counter() - t > args.timeout:
+                        return {"error": f"the edit did not show within {args.timeout:.0f} s"}
+                    time.sleep(0.05)
+        finally:
+            target.write_text(original, encoding="utf-8")
+            stopped = _stop(proc)
+    lines = [line.split("promptspec: ", 1)[1].strip() for line in log_path.read_text(encoding="utf-8").splitlines()
+             if "promptspec: " in line and " variants" in line]
+    return {"first_build_served_s": round(first, 2), "reload_s": min(reloads), "reloads_s": reloads,
+            "stopped": stopped, "plugin_rebuild": lines[-1] if len(lines) > 1 else None}
 
-    def plugin_lines() -> list[str]:
-        log.flush()
-        return [line.split("promptspec: ", 1)[1].strip() for line in log_path.read_text(encoding="utf-8").splitlines() if "promptspec: " in line]
 
+def _stop(proc: subprocess.Popen) -> str:
+    """SIGINT (MkDocs removes its temp site on KeyboardInterrupt), then SIGKILL."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
     try:
-        t = time.perf_counter()
-        while _get(base + page_url_path) is None:
-            if proc.poll() is not None:
-                return {"error": "mkdocs serve exited"}
-            if time.perf_counter() - t > timeout:
-                return {"error": f"first build not served within {timeout:.0f} s"}
-            time.sleep(0.25)
-        first = time.perf_counter() - t
-        marker = f"bench-edit-{os.getpid()}-{time.time_ns()}"
-        time.sleep(1.0)  # let the watcher settle after the first build
-        t = time.perf_counter()
-        target.write_text(original + marker + "\n", encoding="utf-8")
-        while True:
-            page = _get(base + page_url_path)
-            if page is not None and marker in page:
-                reload = round(time.perf_counter() - t, 2)
-                lines = plugin_lines()
-                return {"first_build_served_s": round(first, 2), "edit_to_reload_s": reload, "page": page_url_path,
-                        "edited": target.name, "plugin_first_build": lines[0] if lines else None,
-                        "plugin_rebuild": lines[-1] if len(lines) > 1 else None}
-            if proc.poll() is not None:
-                return {"error": "mkdocs serve exited"}
-            if time.perf_counter() - t > timeout:
-                return {"error": f"the edit did not show within {timeout:.0f} s", "page": page_url_path}
-            time.sleep(0.1)
-    finally:
-        target.write_text(original, encoding="utf-8")
+        proc.wait(timeout=30)
+        return "SIGINT"
+    except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, 15)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=20)
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 9)
-            proc.wait()
-        log.close()
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return "SIGKILL (SIGINT ignored for 30 s)"
 
 
-CODEX_FIXTURE = REPO.parent / "shared" / "fixtures" / "codex"
-
-
-def codex_serve(codex: Path, work: Path, timeout: float) -> dict[str, Any]:
-    """Edit-to-reload on the real Codex fixture: import it, serve a site of
-    it with the plugin (every variant has a page), edit
-    fragments/environment_context.md (in every variant), time until a
-    variant page shows the edit."""
-    work.mkdir(parents=True, exist_ok=True)
-    spec = work / "codex-spec"
-    cache = work / "token-cache"
-    res = run_child([sys.executable, "-m", "promptspec.cli", "import-codex", str(codex), "--out", str(spec), "--force"],
-                    env=_child_env(cache), timeout=timeout)
-    if not res["ok"]:
-        return {"error": res.get("error")}
-    from promptspec.assemble import matrix
-    from promptspec.spec import load_spec
-
-    variant = matrix(load_spec(spec))[-1]
-    docs = work / "docs"
-    docs.mkdir(exist_ok=True)
-    (docs / "index.md").write_text("# Codex\n", encoding="utf-8")
-    cfg = write_mkdocs_yml(work / "mkdocs-codex.yml", docs, work / "site-codex", spec=spec, cache=cache)
-    out = serve_edit_to_reload(cfg, spec, cache, f"prompts/variants/{variant.slug}/", timeout, target=spec / "fragments" / "environment_context.md")
-    out["variants"] = len(matrix(load_spec(spec)))
-    return out
-
-
-def plugin_status() -> tuple[bool, str]:
-    try:
-        import promptspec.site.plugin  # noqa: F401
-    except Exception as exc:  # noqa: BLE001
-        return False, f"promptspec.site.plugin not importable ({type(exc).__name__}: {exc}); MkDocs columns skipped"
-    try:
-        import mkdocs  # noqa: F401
-    except ImportError:
-        return False, "mkdocs not installed; MkDocs columns skipped"
-    return True, ""
-
-
-def plugin_variant_pages(which: str) -> dict[str, Any] | None:
-    """The plugin's `variant_pages` option set to `which` (all | none), if it has it."""
-    try:
-        from promptspec.site.plugin import PromptspecConfig
-    except Exception:  # noqa: BLE001
-        return None
-    names = {name for name, _ in getattr(PromptspecConfig, "_schema", ())}
-    return {"variant_pages": which} if "variant_pages" in names else None
+def _option(text: str) -> tuple[str, Any]:
+    key, _, value = text.partition("=")
+    return key, yaml.safe_load(value)
 
 
 def bench_size(size: int, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     spec = work / "spec"
-    shape = make_spec(spec, size)
+    shape = make_spec(spec, size, fixed_models=args.models, fixed_axes=args.axes)
     row: dict[str, Any] = {"requested": size, **shape}
     cache = work / "token-cache"
     shutil.rmtree(cache, ignore_errors=True)
-    cmd = [sys.executable, __file__, "--child", "generator", "--spec", str(spec), "--cache", str(cache), "--work", str(work),
-           "--skip-mkdocs-above", str(args.skip_mkdocs_above)]
-    if args.profile:
-        cmd.append("--profile")
-    res = run_child(cmd, env=_child_env(cache), timeout=args.timeout)
-    if not res["ok"]:
-        row["error"] = res.get("error")
+    gen = run_child([sys.executable, __file__, "--child", "generator", "--spec", str(spec), "--cache", str(cache), "--work", str(work)],
+                    env=_child_env(cache), timeout=args.timeout)
+    if "error" in gen:
+        row["error"] = gen["error"]
         return row
-    if args.profile:
-        print(res.get("stderr", ""), file=sys.stderr)
-    row.update(json.loads(res["stdout"].strip().splitlines()[-1]))
-    print(
-        f"  generator: {row['variants']} variants, {row['distinct_sections']} distinct sections, "
-        f"{json.dumps(row['generator_s'])}, explorer data {row['explorer_data_bytes']:,} B "
-        f"({row['explorer_vs_distinct_text']}x distinct text), peak {row['peak_rss_mib']} MiB",
-        flush=True,
-    )
-    if "incremental" in row:
-        print(f"  incremental: {json.dumps(row['incremental'])}", flush=True)
-
+    row.update(gen)
+    print(f"  generator: {row['variants']} variants, {row['site_pages']} pages ({row['site_page_bytes']:,} B), "
+          f"{json.dumps(row['generator_s'])}, peak {row['peak_rss_mib']} MiB; incremental {json.dumps(row['incremental'])}", flush=True)
     if args.no_mkdocs:
-        row["mkdocs_note"] = "--no-mkdocs"
         return row
-    ok, note = plugin_status()
-    # Explorer-only site (no per-variant pages): written by the generator child, built without the plugin.
-    cfg = write_mkdocs_yml(work / "mkdocs-explorer.yml", work / "docs-explorer", work / "site-explorer", spec=None, cache=cache)
-    build = {"note": "--no-overview-site"} if args.no_overview_site else mkdocs_build(cfg, cache, args.timeout)
-    if "build_s" in build:
-        build["generator_plus_build_s"] = round(build["build_s"] + row["generator_s"]["load+assemble+count"] + row["generator_s"]["explorer_data"] + row["generator_s"].get("site_pages", 0), 2)
-    row["mkdocs_explorer_site"] = build
-    print(f"  mkdocs, overview pages + explorer (no per-variant pages): {json.dumps(build)}", flush=True)
-    if "largest_overview_pages" in row:
-        print(f"    overview pages {row['overview_page_bytes']:,} B; largest: {row['largest_overview_pages']}", flush=True)
-    cfg = write_mkdocs_yml(work / "mkdocs-alone.yml", work / "docs-explorer-alone", work / "site-alone", spec=None, cache=cache)
-    alone = mkdocs_build(cfg, cache, args.timeout)
-    if "build_s" in alone:
-        alone["generator_plus_build_s"] = round(alone["build_s"] + row["generator_s"]["load+assemble+count"] + row["generator_s"]["explorer_data"], 2)
-    row["mkdocs_explorer_alone"] = alone
-    print(f"  mkdocs, explorer page alone: {json.dumps(alone)}", flush=True)
-    pages_off = plugin_variant_pages("none") if ok else None
-    if pages_off is not None:
-        cfg = write_mkdocs_yml(work / "mkdocs-plugin-off.yml", work / "docs-empty", work / "site-plugin-off", spec=spec, cache=cache, plugin_options=pages_off)
-        (work / "docs-empty").mkdir(exist_ok=True)
-        (work / "docs-empty" / "index.md").write_text("# Bench\n", encoding="utf-8")
-        row["mkdocs_plugin_pages_off"] = mkdocs_build(cfg, cache, args.timeout)
-        print(f"  mkdocs, plugin with {pages_off} (whole site: matrix, axis and fragment pages, explorer): "
-              f"{json.dumps(row['mkdocs_plugin_pages_off'])}", flush=True)
-
-    if not ok:
-        row["mkdocs_note"] = note
-        print(f"  {note}", flush=True)
-        return row
-    if row["variants"] > args.skip_mkdocs_above:
-        row["mkdocs_note"] = f"per-variant page builds skipped above {args.skip_mkdocs_above} variants (--skip-mkdocs-above)"
-        print(f"  {row['mkdocs_note']}", flush=True)
-        return row
-    docs = work / "docs-plugin"
-    shutil.rmtree(docs, ignore_errors=True)
-    docs.mkdir()
-    (docs / "index.md").write_text("# Bench\n\nSynthetic spec.\n", encoding="utf-8")
-    cfg = write_mkdocs_yml(work / "mkdocs-plugin.yml", docs, work / "site-plugin", spec=spec, cache=cache,
-                           plugin_options=plugin_variant_pages("all"))
-    row["mkdocs_plugin"] = mkdocs_build(cfg, cache, args.timeout)
-    print(f"  mkdocs, plugin (per-variant pages): {json.dumps(row['mkdocs_plugin'])}", flush=True)
-    floor_cfg = write_mkdocs_yml(work / "mkdocs-floor.yml", work / "docs-floor", work / "site-floor", spec=None, cache=cache)
-    row["mkdocs_floor"] = mkdocs_build(floor_cfg, cache, args.timeout)
-    print(f"  mkdocs, floor (same pages as static Markdown): {json.dumps(row['mkdocs_floor'])}", flush=True)
-    static_cfg = write_mkdocs_yml(work / "mkdocs-static.yml", work / "docs-static", work / "site-static", spec=None, cache=cache)
-    row["mkdocs_static_same_pages"] = mkdocs_build(static_cfg, cache, args.timeout)
-    print(f"  mkdocs, the generated pages as static files: {json.dumps(row['mkdocs_static_same_pages'])}", flush=True)
-    a, b = row["mkdocs_plugin"].get("build_s"), row["mkdocs_floor"].get("build_s")
-    c = row["mkdocs_static_same_pages"].get("build_s")
-    row["plugin_vs_floor"] = round(a / b, 2) if a and b else None
-    row["plugin_vs_static_same_pages"] = round(a / c, 2) if a and c else None
-    gen = row["generator_s"]["load+assemble+count"]
-    row["generator_share_of_floor"] = round(gen / b, 3) if b else None
-    print(f"  plugin / floor: {row['plugin_vs_floor']}; plugin / same pages static: {row['plugin_vs_static_same_pages']}; "
-          f"generator (load+assemble+count) / floor: {row['generator_share_of_floor']}", flush=True)
-    if not args.no_serve:
+    options = {"variant_pages": "all", **dict(args.plugin_option)}
+    docs = _fresh_docs(work / "docs-plugin", {})
+    cfg = write_mkdocs_yml(work / "mkdocs-plugin.yml", docs, work / "site-plugin", spec=spec, cache=cache, options=options)
+    row["plugin"] = mkdocs_build(cfg, cache, args)
+    print(f"  plugin, a page per variant {json.dumps(dict(args.plugin_option))}: {json.dumps(row['plugin'])}", flush=True)
+    if not args.no_floors:
+        for name in ("prose", "trivial"):
+            floor = write_mkdocs_yml(work / f"mkdocs-{name}.yml", work / f"docs-{name}", work / f"site-{name}")
+            row[name] = mkdocs_build(floor, cache, args)
+            print(f"  {name} floor: {json.dumps(row[name])}", flush=True)
+    a = row["plugin"].get("build_s")
+    for name in ("prose", "trivial"):
+        b = row.get(name, {}).get("build_s")
+        row[f"plugin_vs_{name}"] = round(a / b, 2) if a and b else None
+    row["ms_per_variant"] = round(1000 * a / row["variants"], 2) if a else None
+    if not args.no_serve and row["variants"] <= args.serve_up_to:
         from promptspec.assemble import matrix
         from promptspec.spec import load_spec
 
         variant = next((v for v in matrix(load_spec(spec)) if v.mode == "pair_programming"), None)
-        if variant is None:
-            row["serve"] = {"error": "no pair_programming variant to watch"}
-        else:
-            row["serve"] = serve_edit_to_reload(cfg, spec, cache, f"prompts/variants/{variant.slug}/", args.timeout)
+        row["serve"] = (serve_reload(cfg, spec / EDITED, cache, f"prompts/variants/{variant.slug}/", args)
+                        if variant else {"error": "no pair_programming variant to watch"})
         print(f"  mkdocs serve, edit to reload: {json.dumps(row['serve'])}", flush=True)
     return row
 
 
+def _cell(value: Any, width: int) -> str:
+    return f"{'-' if value is None else value:>{width}}"
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print(f"{'variants':>8} {'models':>6} {'plugin s':>8} {'prose s':>7} {'trivial s':>9} {'/prose':>6} {'/trivial':>8} "
+          f"{'peak MiB':>8} {'prose MiB':>9} {'ms/var':>6} {'reload s':>8} {'search B':>10}")
+    for r in rows:
+        if "variants" not in r:
+            print(f"{r['requested']:>8} error: {r.get('error')}")
+            continue
+        p = r.get("plugin", {})
+        print(" ".join([
+            _cell(r["variants"], 8), _cell(r["models"], 6), _cell(p.get("build_s"), 8),
+            _cell(r.get("prose", {}).get("build_s"), 7), _cell(r.get("trivial", {}).get("build_s"), 9),
+            _cell(r.get("plugin_vs_prose"), 6), _cell(r.get("plugin_vs_trivial"), 8),
+            _cell(p.get("peak_rss_mib"), 8), _cell(r.get("prose", {}).get("peak_rss_mib"), 9),
+            _cell(r.get("ms_per_variant"), 6), _cell(r.get("serve", {}).get("reload_s"), 8),
+            _cell(p.get("search_index_bytes"), 10),
+        ]))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="36,300,2400,10000", help="comma-separated variant counts (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
-    parser.add_argument("--skip-mkdocs-above", type=int, default=10000, metavar="N", help="no per-variant-page MkDocs builds above N variants (default: %(default)s)")
+    parser.add_argument("--sizes", default="32,300,2400,10000", help="comma-separated variant counts (default: %(default)s)")
+    parser.add_argument("--models", type=int, default=None, metavar="N", help="a fixed model count (the approval axis grows instead)")
+    parser.add_argument("--axes", default=None, metavar="S,A", help="fixed sandbox and approval value counts (the models grow)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N", help="builds and edits per figure; the minimum is kept (default: %(default)s)")
+    parser.add_argument("--serve-up-to", type=int, default=2400, metavar="N", help="measure edit-to-reload up to N variants (default: %(default)s)")
+    parser.add_argument("--plugin-option", type=_option, action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for the plugin in the 'plugin' build and serve (YAML value)")
     parser.add_argument("--no-mkdocs", action="store_true", help="generator figures only")
-    parser.add_argument("--no-serve", action="store_true", help="skip the mkdocs serve edit-to-reload figures")
-    parser.add_argument("--codex", type=Path, default=CODEX_FIXTURE, metavar="DIR",
-                        help="Codex checkout for the edit-to-reload figure on a real spec (default: ../shared/fixtures/codex; skipped when absent)")
-    parser.add_argument("--no-overview-site", action="store_true", help="skip the build of the overview pages without per-variant pages")
-    parser.add_argument("--profile", action="store_true", help="print a cProfile of load+assemble+count (to stderr of the child, shown here)")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds before a child process is given up (default: %(default)s)")
-    parser.add_argument("--work", type=Path, default=None, help="keep the synthetic specs and sites here (default: a temp folder, removed)")
+    parser.add_argument("--no-floors", action="store_true", help="skip the two floor builds")
+    parser.add_argument("--no-serve", action="store_true", help="skip the edit-to-reload figures")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds before a child is given up (default: %(default)s)")
+    parser.add_argument("--work", type=Path, default=None, help="keep specs and sites here (default: a temp folder, removed)")
+    parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here (rewritten after each size)")
     parser.add_argument("--child", choices=("generator", "mkdocs-build"), help=argparse.SUPPRESS)
     parser.add_argument("--spec", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
@@ -650,57 +503,29 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.child == "generator":
-        print(json.dumps(child_generator(args.spec, args.cache, args.work, args.profile, args.skip_mkdocs_above)))
+        print(json.dumps(child_generator(args.spec, args.cache, args.work)))
         return 0
     if args.child == "mkdocs-build":
         print(json.dumps(child_mkdocs_build(args.config)))
         return 0
+    args.axes = tuple(int(x) for x in args.axes.split(",")) if args.axes else None
 
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     root = args.work or Path(tempfile.mkdtemp(prefix="promptspec-bench-"))
+    meta = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "load_before": os.getloadavg()[0],
+            "repeat": args.repeat, "plugin_options": dict(args.plugin_option)}
     rows = []
-    meta = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "note": "wall-clock timings; noisy on a shared machine"}
-    ok, note = plugin_status()
-    if not ok:
-        meta["mkdocs_note"] = note
-    codex = None
     try:
         for size in sizes:
             print(f"size {size}:", flush=True)
             rows.append(bench_size(size, root / f"n{size}", args))
             if args.out:
                 args.out.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n", encoding="utf-8")
-        if not args.no_serve and not args.no_mkdocs and ok and args.codex and args.codex.is_dir():
-            print(f"codex fixture ({args.codex}), mkdocs serve:", flush=True)
-            codex = codex_serve(args.codex, root / "codex", args.timeout)
-            print(f"  edit to reload: {json.dumps(codex)}", flush=True)
-            if args.out:
-                args.out.write_text(json.dumps({"meta": meta, "results": rows, "codex_serve": codex}, indent=2) + "\n", encoding="utf-8")
     finally:
         if args.work is None:
             shutil.rmtree(root, ignore_errors=True)
     print()
-    header = (
-        f"{'variants':>8} {'sections':>8} {'gen s':>6} {'explorer B':>10} {'x text':>6} {'alone s':>7} {'ovw s':>7} "
-        f"{'off s':>7} {'off MiB':>7} {'pages s':>8} {'floor s':>8} {'ratio':>6} {'gen/fl':>6} {'reload s':>8}"
-    )
-    print(header)
-    for r in rows:
-        if "variants" not in r:
-            print(f"{r['requested']:>8} error: {r.get('error')}")
-            continue
-        ex = r.get("mkdocs_explorer_site", {})
-        print(
-            f"{r['variants']:>8} {r['distinct_sections']:>8} {r['generator_s']['load+assemble+count']:>6} "
-            f"{r['explorer_data_bytes']:>10,} {r['explorer_vs_distinct_text']:>6} "
-            f"{str(r.get('mkdocs_explorer_alone', {}).get('build_s', '-')):>7} {str(ex.get('build_s', '-')):>7} "
-            f"{str(r.get('mkdocs_plugin_pages_off', {}).get('build_s', '-')):>7} {str(r.get('mkdocs_plugin_pages_off', {}).get('peak_rss_mib', '-')):>7} "
-            f"{str(r.get('mkdocs_plugin', {}).get('build_s', '-')):>8} {str(r.get('mkdocs_floor', {}).get('build_s', '-')):>8} "
-            f"{str(r.get('plugin_vs_floor') or '-'):>6} {str(r.get('generator_share_of_floor') or '-'):>6} "
-            f"{str(r.get('serve', {}).get('edit_to_reload_s', '-')):>8}"
-        )
-    if codex is not None:
-        print(f"codex fixture: {codex.get('variants', '?')} variants, edit to reload {codex.get('edit_to_reload_s', codex.get('error'))} s")
+    print_table(rows)
     if args.out:
         print(f"wrote {args.out}")
     return 0

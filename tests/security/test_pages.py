@@ -87,6 +87,27 @@ def test_build_out_markdown_is_inert_in_commonmark(tmp_path: Path) -> None:
     assert "CLICKME" in variant  # the text is there, as text
 
 
+def test_build_out_diffs_are_inert_in_commonmark(tmp_path: Path) -> None:
+    """F8 for diffs: a unified diff's context lines are spec text too.  A
+    space-only context line ended the raw block in CommonMark: the next
+    context line, " # HEAD", became a heading, and the block's end tags
+    landed in a paragraph."""
+    markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py is in the test extras")
+    text = "\n\n# HEAD *em* _u_\n\n- item\n"
+    base = small_spec(tmp_path / "base", files={"fragments/greeting.md": "{{ who }}\nbody" + text})
+    spec = small_spec(tmp_path / "s", files={"fragments/greeting.md": "{{ who }}\nbody, edited" + text})  # its lines are context
+    out = tmp_path / "out"
+    proc = cli("build", "--spec", str(spec), "--out", str(out), "--base", f"dir:{base}")
+    assert proc.returncode == 0, proc.stderr
+    md = markdown_it.MarkdownIt("commonmark")
+    pages = [p for p in sorted(out.rglob("*.md")) if 'class="ps-udiff"' in p.read_text(encoding="utf-8")]
+    assert pages  # the Changes page and the variant pages show the diff
+    for page in pages:
+        html = md.render(page.read_text(encoding="utf-8"))
+        assert not re.search(r"<h1>HEAD|<em>em|<li>item|<p></code>", html), page
+        assert "# HEAD *em* _u_" in html  # the text is there, as text
+
+
 @pytest.mark.parametrize("source", ["{{ text }}", "{{ codex_join }}", "{{ range }}", "{{ text ~ '' }}", "{{ text|string }}",
                                     "{{ [text]|join }}", "{{ '%s' % range }}", "{{ [1]|map('string') }}", "{{ range|pprint }}"])
 def test_templates_cannot_print_reprs_with_addresses(tmp_path: Path, capsys, source: str) -> None:

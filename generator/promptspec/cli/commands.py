@@ -169,10 +169,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     t = time.perf_counter()
     changes = BaseLoader().load(args.base or "lock", Path(spec_dir), result, counter=counter, root=Path.cwd())
     result.timings["base"] = time.perf_counter() - t
-    with _progress("pages") as bar:
-        site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit, progress=bar)
+    site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit)
     t = time.perf_counter()
-    docs, how = out_folder.write_out(site, result, args.out, docs=args.docs, in_place=args.in_place)
+    with _progress("pages") as bar:  # the variant pages are made as they are written
+        docs, how = out_folder.write_out(site, result, args.out, docs=args.docs, in_place=args.in_place, progress=bar)
     result.timings["write"] = time.perf_counter() - t
     print(f"wrote {len(site.pages)} pages ({site.variant_page_count} of {len(result.variants)} variants with a page, "
           f"every one in the explorer){f', {docs} hand-written files' if docs else ''} and {len(site.files)} data files to {args.out}{how}")

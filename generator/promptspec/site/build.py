@@ -19,20 +19,23 @@ Layout, under `prefix` (default `prompts/`):
     changes.md                   what changed since the base (changes.py)
     ../assets/promptspec/        CSS and JS the pages and the explorer use
 
-`PageCache` keeps the per-variant pages between builds of one process
-(`mkdocs serve`): a page is made again only when its variant's Request or
-Measure is a new object, which pipeline.Session guarantees only for the
-variants an edit can change.
+A variant's page and JSON download are made when they are read, not by
+`build_site` (`Pages`): MkDocs reads one page at a time, so a site of
+10,000 variant pages never holds them all.  `PageCache` keeps the
+per-variant parts between builds of one process (`mkdocs serve`): a page is
+made again only when its variant's Request or Measure is a new object,
+which pipeline.Session guarantees only for the variants an edit can change.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..assemble import export
 from ..pipeline import Result
@@ -64,10 +67,44 @@ MARKER_FILE = ".promptspec-build"
 """Written into `build --out` folders, so a rebuild only ever replaces its own output."""
 
 
+class Pages(Mapping[str, str]):
+    """Path -> text, in path order.  Some entries are made on every read
+    (`made_on_read`) and held by nobody: the variant pages and downloads,
+    which a large site could not hold all at once."""
+
+    def __init__(self, made: Mapping[str, str], on_read: Mapping[str, Callable[[], str]] = {}) -> None:
+        self._made = dict(made)
+        self._on_read = dict(on_read)
+        self._order = sorted({*self._made, *self._on_read})
+
+    def __getitem__(self, path: str) -> str:
+        text = self._made.get(path)
+        return text if text is not None else self._on_read[path]()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._made or path in self._on_read
+
+    def made_on_read(self, path: str) -> bool:
+        return path in self._on_read
+
+    def reader(self, path: str) -> Callable[[], str]:
+        """What makes the text of `path`, to be called when it is needed."""
+        return self._on_read.get(path) or functools.partial(self._made.__getitem__, path)
+
+    def __repr__(self) -> str:
+        return f"Pages({len(self._made)} made, {len(self._on_read)} made on read)"
+
+
 @dataclass(frozen=True)
 class Site:
-    pages: dict[str, str]  # Markdown pages (src path -> text)
-    files: dict[str, str]  # other generated files (JSON downloads)
+    pages: Pages  # Markdown pages (src path -> text)
+    files: Pages  # other generated files (JSON downloads)
     nav: tuple[tuple[str, str], ...]  # overview pages: (title, src path)
     in_nav: frozenset[str] = field(default_factory=frozenset)  # pages that belong in a nav
     variant_page_count: int = 0  # how many variants have a page of their own
@@ -78,14 +115,17 @@ class Site:
 
 class PageCache:
     """Per-variant pages (all but their "changed since base" part) and JSON
-    downloads, kept between builds in one process.
+    downloads, kept between builds in one process when `keep` (mkdocs
+    serve); otherwise only counted (a build reads each page once or twice
+    and holds none).
 
     An entry is reused while its variant's Request and Measure are the very
     objects it was made from (the entry holds them, so their ids cannot be
     reused) and the site's layout -- paths, link style, the set of variants
     and which of them have pages -- is unchanged."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = True) -> None:
+        self.keep = keep
         self._layout: Any = None
         self._parts: dict[Any, tuple[Any, Any, tuple[str, str]]] = {}
         self._json: dict[Any, tuple[Any, str]] = {}
@@ -108,7 +148,8 @@ class PageCache:
             self.reused += 1
             return hit[2]
         parts = site_variant.static_parts(idx, v)
-        self._parts[v] = (req, m, parts)
+        if self.keep:
+            self._parts[v] = (req, m, parts)
         self.made += 1
         return parts
 
@@ -117,8 +158,12 @@ class PageCache:
         if hit is not None and hit[0] is req:
             return hit[1]
         text = export.dumps(export.responses_payload(req))
-        self._json[req.variant] = (req, text)
+        if self.keep:
+            self._json[req.variant] = (req, text)
         return text
+
+    def page(self, idx: SiteIndex, v: Any) -> str:
+        return site_variant.page(idx, v, self.parts(idx, v))
 
     def explorer_data(self, result: Result) -> str:
         if self._explorer is not None and self._explorer[0] is result:
@@ -155,7 +200,8 @@ def build_site(
     parsed VariantPages); `list_limit`: overview pages summarise above this
     many variants (index.LIST_LIMIT); `diagrams`: "html" (drawn by
     promptspec, offline) or "mermaid" (index.DIAGRAMS); `cache`: a PageCache kept between
-    builds; `progress(done, total)`: called as pages are made; `history`: a
+    builds (default: one that keeps nothing); `progress(done, total)`: called
+    as the overview pages are made (variant pages are made when read: Pages); `history`: a
     review.history.History for the History section (None: no section), whose
     timeline follows the variants `history_chart` names.  Adds
     result.timings["explorer"] (its data) and ["pages"] (everything else)."""
@@ -166,21 +212,17 @@ def build_site(
     selected = site_select.select(option, result.variants, result.spec.axes)
     idx = SiteIndex(result, prefix=prefix, links=links, findings=findings, rules_page=rules_page, changes=changes,
                     pages=selected, list_limit=list_limit, diagrams=diagrams, conformance=conformance)
-    cache = cache if cache is not None else PageCache()
+    cache = cache if cache is not None else PageCache(keep=False)
     cache.start(idx)
     paged = [v for v in idx.variants if idx.has_page(v)]
-    total = len(paged) + 1
     pages: dict[str, str] = {}
     files: dict[str, str] = {}
     t = time.perf_counter()
     pages[idx.explorer_page] = explorer_page(idx)
     files[idx.explorer_data] = cache.explorer_data(result)
     explorer_s = time.perf_counter() - t
-    for n, v in enumerate(paged, 1):
-        pages[idx.variant_page(v)] = site_variant.page(idx, v, cache.parts(idx, v))
-        files[idx.variant_json(v)] = cache.json(idx.request[v])
-        if progress is not None:
-            progress(n, total)
+    variant_pages = {idx.variant_page(v): functools.partial(cache.page, idx, v) for v in paged}
+    variant_files = {idx.variant_json(v): functools.partial(cache.json, idx.request[v]) for v in paged}
     pages[idx.matrix_page] = matrix_page.matrix_page(idx)
     for axis, values in idx.axes:
         pages[idx.axis_page(axis)] = axis_pages.axis_index_page(idx, axis)
@@ -199,16 +241,15 @@ def build_site(
         from . import conformance as site_conformance
 
         pages[idx.conformance_page] = site_conformance.page(idx)
-    if progress is not None:
-        progress(total, total)
     nav = overview_pages(prefix)
     if history is not None:  # review.history.History: the History section (history_pages.py)
         pages.update(history_pages.pages(idx, history, chart_variants=history_chart))
         nav += (("History", history_pages.timeline_page_path(idx)),)
-    pages = dict(sorted(pages.items()))
+    if progress is not None:
+        progress(len(pages), len(pages))
     result.timings["explorer"] = explorer_s
     result.timings["pages"] = time.perf_counter() - started - explorer_s
-    return Site(pages, dict(sorted(files.items())), nav, frozenset(p for _, p in nav), len(paged))
+    return Site(Pages(pages, variant_pages), Pages(files, variant_files), nav, frozenset(p for _, p in nav), len(paged))
 
 
 def explorer_page(idx: SiteIndex) -> str:

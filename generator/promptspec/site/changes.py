@@ -342,7 +342,9 @@ def diff_html(diff: str) -> str:
             words[("+", new)] = markup([(op, t) for op, t in ops if op != "-"], prompt_html, context=10**9).replace("<ins>", '<ins class="ps-word">')
     out = []
     for line in diff.splitlines(keepends=True):
-        body, nl = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+        # The newline as a reference, like prompt_html: the diff stays one
+        # source line, so no blank line can end the raw block in any renderer.
+        body, nl = (line[:-1], "&#10;") if line.endswith("\n") else (line, "")
         cls = None
         if body.startswith(("+++ ", "--- ")):
             cls = "ps-diff-file"

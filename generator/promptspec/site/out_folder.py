@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..errors import SpecError, UsageError
 from ..spec.files import read_regular_bytes
@@ -79,10 +79,16 @@ def generated_root(generated: Mapping[str, Any]) -> str | None:
     return tops.pop() if len(tops) == 1 else None
 
 
-def site_files(site: Site, extra: Mapping[str, bytes] = {}) -> dict[str, bytes]:
+def site_files(site: Site, extra: Mapping[str, bytes] = {}, progress: Callable[[int, int], None] | None = None) -> dict[str, bytes]:
     """Every file of the output folder, by path: pages, data, assets, the
-    hand-written files and the marker that says we wrote the folder."""
-    files = {rel: content.encode("utf-8") for rel, content in site.all_files().items()}
+    hand-written files and the marker that says we wrote the folder.
+    `progress(done, total)` follows the pages as they are made."""
+    files = {}
+    total = len(site.pages) + len(site.files)
+    for n, (rel, content) in enumerate([*site.pages.items(), *site.files.items()], 1):
+        files[rel] = content.encode("utf-8")
+        if progress is not None and (n % 64 == 0 or n == total):
+            progress(n, total)
     files.update(assets())
     files.update(extra)
     files[MARKER_FILE] = MARKER_TEXT
@@ -112,9 +118,10 @@ def write_replace(files: Mapping[str, bytes], out: Path) -> Path:
     return out
 
 
-def write_out(site: Site, result: Any, out: Path, *, docs: Path | None = None, in_place: bool = False) -> tuple[int, str]:
+def write_out(site: Site, result: Any, out: Path, *, docs: Path | None = None, in_place: bool = False,
+              progress: Callable[[int, int], None] | None = None) -> tuple[int, str]:
     """The whole `build --out`: (hand-written files copied, how it was written)."""
-    generated = site_files(site)
+    generated = site_files(site, progress=progress)
     pages = hand_written(docs, result, generated) if docs is not None else {}
     if not in_place:
         write_replace({**generated, **pages}, out)

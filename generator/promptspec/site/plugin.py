@@ -24,13 +24,22 @@ up, the error goes to the terminal and onto every page, and fixing the spec
           history: null              # releases in order, for a History section (history_pages.py):
                                      # [v1.0, {side: v1.1, label: "1.1", date: 2026-10-02}, dir:old, lock:a.json]
           history_chart: []          # variant ids the timeline follows (default: one per model)
+          fast_pages: true           # generated pages skip Markdown's parse of their raw HTML
+                                     # (same output; false: the normal path, mkdocs_pages.py)
 
 Every variant is always in the explorer page (prompts/explorer/); a variant
 without a page of its own is linked to the explorer's deep link instead.
 
-Under `mkdocs serve` the plugin keeps a pipeline.Session and a
-site.PageCache: an edit re-assembles only the variants it can change and
-regenerates only their pages.  Each build logs one line of stage timings on
+Variant pages and their JSON downloads are made when MkDocs reads them
+(mkdocs_pages.ProducedFile), and a variant page's HTML is put together when
+MkDocs writes it (fast_pages), so the build holds no page whole for long.
+Variant pages are out of the search index (front matter `search: exclude`):
+their prompt text is found through the explorer's text search.
+
+Under `mkdocs serve` the plugin keeps a pipeline.Session, a site.PageCache
+and the skeletons' renders (mkdocs_pages.FastPages): an edit re-assembles
+only the variants it can change, regenerates only their pages and renders
+no Markdown for a page whose skeleton is unchanged.  Each build logs one line of stage timings on
 the `mkdocs.plugins.promptspec` logger; under `mkdocs build` on a terminal
 (and not in CI) a progress bar with counts is drawn on stderr.
 
@@ -109,6 +118,7 @@ class PromptspecConfig(base.Config):
     conformance = c.Optional(c.Type(str))  # a stored `promptspec verify --out` report
     history = c.Optional(c.Type(list))
     history_chart = c.Type(list, default=[])
+    fast_pages = c.Type(bool, default=True)
 
 
 class PromptspecPlugin(BasePlugin[PromptspecConfig]):
@@ -130,6 +140,13 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.cache = None  # site.PageCache, likewise
         self.series = None  # review.series.SeriesCache: history releases, likewise
         self.prebuilt = None  # the Result of on_pre_build, used by on_files
+        self.generated = None  # site.build.Pages of the current build
+        self.summary = None  # the build's log line, written once the pages are read (on_env)
+        from .mkdocs_pages import Digests, FastPages
+
+        self.fast = FastPages()  # splits, renders and written pages kept across serve rebuilds
+        self.digests = Digests()  # what each generated file held, for `mkdocs serve --dirty`
+        self.nav = None
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -235,7 +252,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
 
             conformance = site_conformance.load(self.base_dir / self.config.conformance)
         # Pages are kept for the next rebuild only under serve; `mkdocs build` runs once.
-        cache = self.cache if self.serving else PageCache()
+        cache = self.cache if self.serving else PageCache(keep=False)
         with Progress("promptspec: pages", enabled=show) as bar:
             site = build_site(
                 result, prefix=self.prefix, links="dir" if config.use_directory_urls else "html",
@@ -246,10 +263,11 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             )
         changed = self.session.changes
         redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"
-        log.info(
-            "promptspec: %d variants%s, %d pages (%d variant pages, %d made, %d kept) · %s",
-            len(result.variants), redone, len(site.pages), site.variant_page_count,
-            cache.made, cache.reused, pipeline.format_timings(result.timings),
+        timings = pipeline.format_timings(result.timings)
+        self.summary = lambda: (
+            f"promptspec: {len(result.variants)} variants{redone}, {len(site.pages)} pages "
+            f"({site.variant_page_count} variant pages, {cache.made} made, {cache.reused} kept; "
+            f"{self.fast.fast} rendered fast, {self.fast.reused} renders reused, {self.fast.whole} pages reused whole) · {timings}"
         )
         return site, result
 
@@ -275,10 +293,10 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
 
     def _stub(self, message: str):
         """Pages for the nav when the spec has never built in this session."""
-        from .build import Site, error_page, overview_pages
+        from .build import Pages, Site, error_page, overview_pages
 
         nav = overview_pages(self.prefix)
-        return Site({path: error_page(title, message) for title, path in nav}, {}, nav, frozenset(p for _, p in nav))
+        return Site(Pages({path: error_page(title, message) for title, path in nav}), Pages({}), nav, frozenset(p for _, p in nav))
 
     def on_files(self, files: Files, *, config) -> Files:
         from ..measure.encodings import TokenizerError
@@ -300,12 +318,19 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             self.error = None
 
         from .build import assets
+        from .mkdocs_pages import ProducedFile
 
-        for path, content in sorted(site.pages.items()):
-            inclusion = InclusionLevel.UNDEFINED if path in site.in_nav else InclusionLevel.NOT_IN_NAV
-            self._add(files, File.generated(config, path, content=content, inclusion=inclusion))
-        for path, content in sorted(site.files.items()):
-            self._add(files, File.generated(config, path, content=content))
+        self.digests.next_build()
+        for group, is_page in ((site.pages, True), (site.files, False)):
+            for path in group:
+                inclusion = InclusionLevel.UNDEFINED if path in site.in_nav or not is_page else InclusionLevel.NOT_IN_NAV
+                if group.made_on_read(path):
+                    self._add(files, ProducedFile.make(config, path, group.reader(path), self.digests, inclusion=inclusion))
+                else:
+                    self._add(files, File.generated(config, path, content=group[path], inclusion=inclusion))
+        self.generated = site.pages
+        if self.config.fast_pages:
+            self.fast.start(config, keep=self.serving, deferred=site.pages.made_on_read)
         for path, data in sorted(assets().items()):
             self._add(files, File.generated(config, path, content=data))
         if self.config.mermaid_js:
@@ -322,8 +347,14 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             )
         files.append(file)
 
+    def _ours(self, page) -> bool:
+        return page.file.generated_by is not None and self.generated is not None and page.file.src_uri in self.generated
+
     def on_page_markdown(self, markdown: str, *, page, config, files) -> str:
-        """Expand promptspec markers in hand-written pages from the spec."""
+        """Generated pages: their skeleton (mkdocs_pages.FastPages).  Hand-written
+        pages: promptspec markers expanded from the spec."""
+        if self._ours(page):
+            return self.fast.markdown(markdown, page) if self.config.fast_pages else markdown
         if page.file.generated_by is not None or "promptspec:" not in markdown:
             return markdown
         if self.error is not None or self.result is None:
@@ -349,6 +380,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         server's root ("/assets/..."), which break wherever the site is not
         served from the root (a project page, a folder opened from disk).
         Rewritten relative to the site's root folder, where 404.html is."""
+        self.fast.finish()
         if config.site_url:
             return
         path = Path(config.site_dir) / "404.html"
@@ -359,7 +391,44 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             if fixed != text:
                 path.write_text(fixed, encoding="utf-8")
 
+    def on_nav(self, nav, *, config, files):
+        self.nav = nav
+        return nav
+
+    def on_env(self, env, *, config, files):
+        """Every page has been read and rendered: under serve, the pages that
+        can be reused whole (mkdocs_pages.FastPages.env); the build's log line."""
+        if self.config.fast_pages:
+            from .mkdocs_pages import site_signature
+
+            site = site_signature(config, self.nav) if self.serving and self._theme_only_reads(config) else None
+            env = self.fast.env(env, files, site)
+        if self.summary is not None:
+            log.info("%s", self.summary())
+            self.summary = None
+        return env
+
+    def _theme_only_reads(self, config) -> bool:
+        """A page reused whole skips the theme, not the plugins: only when no
+        plugin changes a page's HTML before this one's on_post_page, and the
+        only other on_page_context is Material's search (which leaves pages out
+        of its index alone), is the reused page what a new render would give."""
+        events = config.plugins.events
+        post = events.get("post_page", [])
+        if not post or getattr(post[0], "__self__", None) is not self:
+            return False
+        for handler in events.get("page_context", []):
+            owner = getattr(handler, "__self__", None)
+            if owner is not self and not type(owner).__module__.startswith("material.plugins.search"):
+                return False
+        return True
+
+    def on_post_page(self, output: str, *, page, config) -> str:
+        return self.fast.post_page(output, page) if self.config.fast_pages else output
+
     def on_page_content(self, html: str, *, page, config, files) -> str:
+        if self.config.fast_pages and self._ours(page):
+            html = self.fast.content(html, page, config, files)
         banners = []
         if self.error is not None:
             banners.append(("the spec has an error; these pages are from the last good build", self.error))

@@ -301,7 +301,10 @@ def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None) -> st
     src = idx.variant_page(v)
     top, rest = parts if parts is not None else static_parts(idx, v)
     title = idx.title(v)
-    out = [front_matter({"title": f"{title} · variant"}).rstrip("\n"), "", f"# {md_inline(title)}", ""]
+    # Out of the search index: its prompt text is (markup.pre) and the rest
+    # repeats the overview pages; the explorer's text search finds prompt text.
+    meta = {"title": f"{title} · variant", "search": {"exclude": True}}
+    out = [front_matter(meta).rstrip("\n"), "", f"# {md_inline(title)}", ""]
     from . import conformance as site_conformance
 
     badge = " ".join(b for b in (site_changes.badge(idx, v), site_conformance.badge(idx, v)) if b)

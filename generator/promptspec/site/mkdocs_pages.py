@@ -1,0 +1,298 @@
+"""The generated pages inside MkDocs: made when read, rendered without parsing
+promptspec's own HTML.
+
+MkDocs 1.6 (and ProperDocs, its fork, which runs this module unchanged) has no
+hook that says "this page is HTML already", so the fast path of
+fast_pages.py rides on the page events every plugin gets:
+
+* `markdown` (on_page_markdown): the page becomes its skeleton.  Under
+  `mkdocs serve`, a skeleton rendered in an earlier build -- same page, same
+  text, same Markdown settings -- is not rendered again: the page's `render`
+  is replaced, for this page object only, by one that restores the stored
+  result (content, TOC, title, anchors).  An edit changes the blocks of the
+  pages it reaches, rarely a skeleton, so a reload renders almost nothing.
+* `content` (on_page_content): the blocks go back into the HTML -- or, for a
+  page out of the search index (`deferred`: the variant pages), they are
+  packed and go back in at `post_page`, when MkDocs writes the page.
+  MkDocs keeps every page's content until the last page is written; what a
+  deferred page holds meanwhile is its skeleton's HTML and a few compressed KB.
+* a placeholder that did not come through (an extension or another plugin
+  changed it): in `content` the page is rendered again the normal way; in
+  `post_page` a warning names the page and the option that turns the fast
+  path off (a strict build stops rather than publish a broken page).
+
+`ProducedFile` is a generated file whose text is made each time MkDocs reads
+it, for the pages and downloads a large site cannot hold all at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from mkdocs.structure.files import File
+
+from . import fast_pages
+
+log = logging.getLogger("mkdocs.plugins.promptspec")
+
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+
+
+class Digests:
+    """What each generated file held in the last build and holds in this
+    one, so that `mkdocs serve --dirty` skips the files an edit did not change
+    (MkDocs asks File.is_modified)."""
+
+    def __init__(self) -> None:
+        self.previous: dict[str, bytes] = {}
+        self.current: dict[str, bytes] = {}
+
+    def next_build(self) -> None:
+        self.previous, self.current = {**self.previous, **self.current}, {}
+
+    def changed(self, uri: str, text: str) -> bool:
+        digest = self.current.get(uri)
+        if digest is None:
+            digest = self.current[uri] = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+        return self.previous.get(uri) != digest
+
+
+class ProducedFile(File):
+    """A generated file made by `produce()` whenever MkDocs reads it (its
+    `_content`, which File's readers and copy_file all go through).  Setting
+    the content -- as a plugin may -- stores that text instead."""
+
+    produce: Callable[[], str] | None = None
+    digests: Digests | None = None
+    _override: str | bytes | None = None
+
+    @property  # type: ignore[override]
+    def _content(self) -> str | bytes | None:
+        if self._override is not None or self.produce is None:
+            return self._override
+        return self.produce()
+
+    @_content.setter
+    def _content(self, value: str | bytes | None) -> None:
+        self._override = value
+
+    def is_modified(self) -> bool:
+        if self.digests is None or self.produce is None or self._override is not None:
+            return True
+        return self.digests.changed(self.src_uri, self.produce())
+
+    @classmethod
+    def make(cls, config: Any, src_uri: str, produce: Callable[[], str], digests: Digests | None = None,
+             **kwargs: Any) -> "ProducedFile":
+        f = cls.generated(config, src_uri, content="", **kwargs)
+        f._override = None
+        f.produce = produce
+        f.digests = digests
+        return f
+
+
+@dataclass(frozen=True)
+class _Split:
+    """A page's text, skeleton and anchors, kept between serve builds: a page
+    whose text did not change is not split or scanned again."""
+
+    markdown: str
+    skeleton: fast_pages.Skeleton
+    anchors: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Themed:
+    """A deferred page as the theme rendered it in an earlier serve build --
+    placeholders where its blocks go -- and what that depended on."""
+
+    skeleton: str
+    site: str  # site_signature() of that build
+    output: str
+
+
+THEMED_TEMPLATE = "promptspec-themed.html"
+"""A template that prints a page's earlier theme output as it is (from an
+attribute of the page, so that plugins reading page.content -- Material's
+search strips attributes from it -- see the page's own small content)."""
+
+
+@dataclass(frozen=True)
+class _Rendered:
+    """A skeleton's render, kept between serve builds."""
+
+    key: tuple[str, str]
+    content: str
+    toc: Any
+    title: str | None
+    anchors: frozenset[str]
+    links_to_anchors: Any
+
+
+class FastPages:
+    """The fast path's state: per build, the blocks of the page being
+    rendered and of the pages written later; across serve builds (`keep`),
+    splits and renders."""
+
+    def __init__(self) -> None:
+        self.splits: dict[str, _Split] = {}
+        self.renders: dict[str, _Rendered] = {}
+        self.themed: dict[str, _Themed] = {}
+        self.start(None, keep=False, deferred=lambda uri: False)
+
+    def start(self, config: Any, *, keep: bool, deferred: Callable[[str], bool]) -> None:
+        """A new build: `keep` what can be reused by the next one (serve);
+        `deferred(src_uri)`: the page's blocks go back in when it is written."""
+        self.keep = keep
+        self.deferred = deferred
+        self.settings = "" if config is None else repr(
+            (config.markdown_extensions, config.mdx_configs, config.use_directory_urls, config.validation)
+        )
+        self._pending: dict[str, tuple[str, _Split]] = {}
+        self._later: dict[str, bytes | tuple[str, ...]] = {}
+        self._skeletons: dict[str, str] = {}  # deferred pages' skeletons (keep only)
+        self._seen: set[str] = set()
+        self.site: str | None = None
+        self.fast = self.reused = self.normal = self.whole = 0
+
+    def markdown(self, markdown: str, page: Any) -> str:
+        uri = page.file.src_uri
+        split = self.splits.get(uri)
+        if split is None or split.markdown != markdown:
+            skeleton = fast_pages.split(markdown)
+            split = _Split(markdown, skeleton, frozenset(fast_pages.anchor_ids(skeleton.blocks)))
+            if self.keep:
+                self.splits[uri] = split
+        if not split.skeleton.blocks:
+            return markdown
+        self._pending[uri] = (markdown, split)
+        self._seen.add(uri)
+        stored = self.renders.get(uri)
+        if stored is not None and stored.key == (self.settings, split.skeleton.markdown):
+            page.render = lambda config, files: self._restore(page, stored)
+        return split.skeleton.markdown
+
+    @staticmethod
+    def _restore(page: Any, stored: _Rendered) -> None:
+        page.content = stored.content
+        page.toc = stored.toc
+        page._title_from_render = stored.title
+        page.present_anchor_ids = set(stored.anchors)
+        if stored.links_to_anchors is not None:
+            page.links_to_anchors = stored.links_to_anchors
+
+    def content(self, html: str, page: Any, config: Any, files: Any) -> str:
+        uri = page.file.src_uri
+        pending = self._pending.pop(uri, None)
+        if pending is None:
+            return html
+        markdown, split = pending
+        blocks = split.skeleton.blocks
+        if not fast_pages.intact(html, len(blocks)):
+            log.info("promptspec: %s: a placeholder was changed during rendering; rendered the normal way", uri)
+            self.normal += 1
+            page.markdown = markdown
+            type(page).render(page, config, files)
+            return page.content
+        if "render" in vars(page):
+            self.reused += 1
+            del page.render
+        elif self.keep and _cacheable(split.skeleton.markdown):
+            # page.content, not `html`: the render's own output, before the
+            # plugins ahead of this one in on_page_content changed it.
+            self.renders[uri] = _Rendered(
+                (self.settings, split.skeleton.markdown), page.content, page.toc, page._title_from_render,
+                frozenset(page.present_anchor_ids or ()), page.links_to_anchors,
+            )
+        self.fast += 1
+        page.present_anchor_ids = set(page.present_anchor_ids or ()) | split.anchors
+        if self.deferred(uri):
+            # Under serve the blocks are kept anyway (self.splits); a build packs them.
+            self._later[uri] = blocks if self.keep else fast_pages.pack(blocks)
+            if self.keep:
+                self._skeletons[uri] = split.skeleton.markdown
+            return html
+        return fast_pages.restore(html, blocks) or html
+
+    def env(self, env: Any, files: Any, site: str | None) -> Any:
+        """Every page is rendered; the theme is next.  The theme sees a
+        deferred page's skeleton only (its blocks go in at post_page), so
+        under serve a page whose skeleton and site (`site`: site_signature;
+        None: no reuse) are those of an earlier build gets that build's theme
+        output through THEMED_TEMPLATE, whatever its blocks now hold: the
+        theme is not rendered again for it."""
+        self.site = site
+        if not self.keep or site is None:
+            return env
+        import jinja2
+
+        env.loader = jinja2.ChoiceLoader([jinja2.DictLoader({THEMED_TEMPLATE: "{{ page.promptspec_themed }}"}), env.loader])
+        for uri, skeleton in self._skeletons.items():
+            t = self.themed.get(uri)
+            file = files.get_file_from_path(uri)
+            if t is None or t.skeleton != skeleton or t.site != site or file is None or file.page is None:
+                continue
+            file.page.meta["template"] = THEMED_TEMPLATE
+            file.page.promptspec_themed = t.output
+            self.whole += 1
+        return env
+
+    def post_page(self, output: str, page: Any) -> str:
+        uri = page.file.src_uri
+        later = self._later.pop(uri, None)
+        if later is None:
+            return output
+        if self.site is not None and uri in self._skeletons:
+            self.themed[uri] = _Themed(self._skeletons[uri], self.site, output)
+        restored = fast_pages.restore(output, later if isinstance(later, tuple) else fast_pages.unpack(later))
+        if restored is None:
+            log.warning(
+                "promptspec: %s: the page's HTML lost a placeholder after rendering (a plugin after Markdown "
+                "changed or repeated it); set the promptspec plugin's option 'fast_pages: false'", page.file.src_uri,
+            )
+            return output
+        return restored
+
+    def finish(self) -> None:
+        """Forget what pages this build did not have left behind."""
+        self.renders = {uri: r for uri, r in self.renders.items() if uri in self._seen}
+        self.splits = {uri: s for uri, s in self.splits.items() if uri in self._seen}
+        self.themed = {uri: t for uri, t in self.themed.items() if uri in self._seen}
+
+
+def site_signature(config: Any, nav: Any) -> str:
+    """What a page's HTML depends on besides the page: the configuration
+    (all of it but the plugin objects), the nav as rendered (titles, URLs) and
+    the theme's templates (their sizes and times)."""
+    h = hashlib.blake2b(digest_size=16)
+    for key in sorted(config.keys()):
+        if key != "plugins":
+            h.update(f"{key}={config[key]!r}\n".encode("utf-8", "replace"))
+    h.update(repr(list(config.plugins)).encode("utf-8"))
+
+    def walk(items: Any) -> None:
+        for item in items or ():
+            h.update(f"{type(item).__name__}|{item.title}|{getattr(item, 'url', '')}\n".encode("utf-8", "replace"))
+            walk(getattr(item, "children", None))
+
+    walk(getattr(nav, "items", None))
+    for folder in config.theme.dirs:
+        for root, dirs, names in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # .icons: thousands of SVGs, no templates
+            for name in sorted(names):
+                if name.endswith(".html"):
+                    st = os.stat(os.path.join(root, name))
+                    h.update(f"{root}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode("utf-8", "replace"))
+    return h.hexdigest()
+
+
+def _cacheable(skeleton: str) -> bool:
+    """A skeleton whose render depends on nothing but its text and the page:
+    no Markdown link (which resolves against the site's files)."""
+    body = _FRONT_MATTER.sub("", skeleton, count=1)
+    return "[" not in body and "](" not in body and "<http" not in body

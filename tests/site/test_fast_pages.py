@@ -1,0 +1,279 @@
+"""The fast path for generated pages (site/fast_pages.py, site/mkdocs_pages.py):
+the same site as the normal Markdown path, under MkDocs and ProperDocs, with
+a fallback when something changes its placeholders; variant pages made when
+read and out of the search index; renders reused under `mkdocs serve`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from promptspec import pipeline
+from promptspec.site import fast_pages
+from promptspec.site.build import PageCache, build_site
+
+from _helpers import TEMPLATES, mkdocs_build, mkdocs_config, mkdocs_serve, poll, subprocess_env
+
+FORGED = "<!--promptspec:block 0--> <!-- x --> -->"
+"""Spec text that looks like a placeholder: it must reach the page as text."""
+
+
+def _norm(html: str) -> str:
+    """HTML modulo whitespace between and inside blocks."""
+    return re.sub(r"\s+", " ", re.sub(r">\s+<", "><", html)).strip()
+
+
+def _spec(tmp: Path) -> Path:
+    spec = tmp / "spec"
+    shutil.copytree(TEMPLATES, spec)
+    body = spec / "fragments" / "realtime.md"
+    body.write_text(body.read_text(encoding="utf-8") + FORGED + "\n", encoding="utf-8")
+    return spec
+
+
+def _html_files(site: Path) -> dict[str, str]:
+    return {p.relative_to(site).as_posix(): p.read_text(encoding="utf-8") for p in sorted(site.rglob("*.html"))}
+
+
+def _build(tmp: Path, spec: Path, name: str, *, engine: str = "mkdocs", extra_cfg: dict | None = None, **options) -> tuple[Path, str]:
+    folder = tmp / name
+    cfg = mkdocs_config(folder, spec, base="none", **options)
+    if extra_cfg:
+        data = yaml.safe_load(cfg.read_text(encoding="utf-8"))
+        data.update(extra_cfg)
+        cfg.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    if engine == "mkdocs":
+        proc = mkdocs_build(cfg)
+    else:
+        proc = subprocess.run([sys.executable, "-m", engine, "build", "--strict", "-f", str(cfg)],
+                              capture_output=True, text=True, env=subprocess_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return folder / "site", proc.stderr
+
+
+def _fast_count(log: str) -> int:
+    return int(re.search(r"(\d+) rendered fast", log).group(1))
+
+
+# ---------------------------------------------------------------------------
+# The split itself
+
+
+def test_split_sets_aside_only_blocks_markdown_copies_verbatim() -> None:
+    page = (
+        '---\ntitle: "T"\n---\n\n# Title\n\n'
+        '<div class="a">\n<p>one</p>\n</div>\n\n'
+        '<p class="b">two</p>\n\n'
+        "```mermaid\nflowchart LR\n```\n\n"
+        "<span>inline-level: a paragraph</span>\n\n"
+        '<div markdown="1">\n**md_in_html acts on this**\n</div>\n\n'
+        "<div>not closed at its end\n\n"
+        "## Heading\n\n"
+        '<figure class="c">\n</figure>\n'
+    )
+    sk = fast_pages.split(page)
+    # Consecutive raw chunks go together; the page's final newline stays in the skeleton.
+    assert sk.blocks == ('<div class="a">\n<p>one</p>\n</div>\n\n<p class="b">two</p>', '<figure class="c">\n</figure>')
+    assert sk.markdown.endswith("## Heading\n\n<!--promptspec:block 1-->\n")
+    assert "<!--promptspec:block 0-->\n\n```mermaid" in sk.markdown
+    for kept in ("# Title", "```mermaid", "<span>inline-level", 'markdown="1"', "<div>not closed", "## Heading", 'title: "T"'):
+        assert kept in sk.markdown
+    assert fast_pages.restore(sk.markdown, sk.blocks) == page
+    # A placeholder lost or repeated: no restore (the caller renders normally).
+    assert fast_pages.restore(sk.markdown.replace("<!--promptspec:block 1-->", ""), sk.blocks) is None
+    assert fast_pages.restore(sk.markdown + "<!--promptspec:block 0-->", sk.blocks) is None
+    assert fast_pages.unpack(fast_pages.pack(sk.blocks)) == sk.blocks
+
+
+def test_every_generated_page_splits_and_restores_to_itself(tmp_path: Path) -> None:
+    site = build_site(pipeline.run(_spec(tmp_path)), links="dir", variant_pages="all")
+    split = 0
+    for path, text in site.pages.items():
+        sk = fast_pages.split(text)
+        assert fast_pages.restore(sk.markdown, sk.blocks) == text, path
+        split += bool(sk.blocks)
+        assert FORGED not in sk.markdown  # the spec's look-alike stays inside a block, escaped
+    assert split == len(site.pages)
+
+
+# ---------------------------------------------------------------------------
+# Real builds: fast and normal paths agree
+
+
+@pytest.mark.parametrize("diagrams", ["html", "mermaid"])
+def test_fast_path_gives_the_normal_paths_site(tmp_path: Path, diagrams: str) -> None:
+    spec = _spec(tmp_path)
+    fast, fast_log = _build(tmp_path, spec, "fast", diagrams=diagrams)
+    normal, normal_log = _build(tmp_path, spec, "normal", diagrams=diagrams, fast_pages=False)
+    a, b = _html_files(fast), _html_files(normal)
+    assert a.keys() == b.keys() and len(a) > 100
+    for rel in a:
+        assert _norm(a[rel]) == _norm(b[rel]), rel
+    assert (fast / "search" / "search_index.json").read_bytes() == (normal / "search" / "search_index.json").read_bytes()
+    generated = sum(1 for rel in a if rel.startswith("prompts/"))
+    assert _fast_count(fast_log) == generated and _fast_count(normal_log) == 0
+    variant = next(rel for rel in a if rel.startswith("prompts/variants/") and "pair_programming" in rel)
+    assert "&lt;!--promptspec:block 0--&gt;" in a[variant] and "<!--promptspec" not in a[variant]
+    assert 'id="s-base"' in a[variant] and '<h2 id="tokens-and-send-order">' in a[variant]  # blocks and TOC headings
+
+
+def test_fast_path_under_properdocs(tmp_path: Path) -> None:
+    if importlib.util.find_spec("properdocs") is None:
+        pytest.skip("ProperDocs is not installed (a test extra: pip install -e '.[test]')")
+    spec = _spec(tmp_path)
+    fast, log = _build(tmp_path, spec, "fast", engine="properdocs")
+    normal, _ = _build(tmp_path, spec, "normal", engine="properdocs", fast_pages=False)
+    a, b = _html_files(fast), _html_files(normal)
+    assert a.keys() == b.keys()
+    assert all(_norm(a[rel]) == _norm(b[rel]) for rel in a)
+    assert _fast_count(log) > 100
+
+
+EXTENSION = '''
+import markdown
+
+class Doubler(markdown.postprocessors.Postprocessor):
+    def run(self, text):
+        return text.replace("<!--promptspec:block 0-->", "<!--promptspec:block 0-->" * 2)
+
+class DoubleFirstBlock(markdown.Extension):
+    def extendMarkdown(self, md):
+        md.postprocessors.register(Doubler(md), "double_first_block", 0)
+
+def makeExtension(**kwargs):
+    return DoubleFirstBlock(**kwargs)
+'''
+
+
+def test_a_changed_placeholder_falls_back_to_the_normal_path(tmp_path: Path, monkeypatch) -> None:
+    """An extension that repeats a placeholder: the page is rendered again
+    the normal way, and the site is still the normal path's."""
+    (tmp_path / "doubler_ext.py").write_text(EXTENSION, encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{subprocess_env().get('PYTHONPATH', '')}")
+    spec = _spec(tmp_path)
+    ext = {"markdown_extensions": ["attr_list", "md_in_html", "tables", "admonition", {"toc": {"permalink": True}}, "doubler_ext"]}
+    fast, log = _build(tmp_path, spec, "fast", extra_cfg=ext)
+    normal, _ = _build(tmp_path, spec, "normal", extra_cfg=ext, fast_pages=False)
+    assert "a placeholder was changed during rendering; rendered the normal way" in log
+    assert _fast_count(log) == 0
+    a, b = _html_files(fast), _html_files(normal)
+    assert all(_norm(a[rel]) == _norm(b[rel]) for rel in a)
+
+
+HOOK = '''
+import json, os, re
+
+sizes = {}
+
+def on_page_context(context, page, config, nav):
+    if page.file.src_uri.startswith("prompts/variants/"):
+        sizes[page.file.src_uri] = len(page.content)
+        if os.environ.get("STRIP_PLACEHOLDERS"):
+            page.content = re.sub(r"<!--promptspec:block \\d+-->", "", page.content)
+    return context
+
+def on_post_build(config):
+    with open(os.environ["SIZES_OUT"], "w") as f:
+        json.dump(sizes, f)
+'''
+
+
+def test_variant_pages_hold_only_their_skeleton_until_written(tmp_path: Path, monkeypatch) -> None:
+    """A variant page's content, while MkDocs holds every page, is its
+    skeleton's HTML; the written page is whole.  A plugin that drops the
+    placeholders meanwhile gets a warning that stops a strict build."""
+    (tmp_path / "hook.py").write_text(HOOK, encoding="utf-8")
+    monkeypatch.setenv("SIZES_OUT", str(tmp_path / "sizes.json"))
+    spec = _spec(tmp_path)
+    site, _ = _build(tmp_path, spec, "fast", extra_cfg={"hooks": [str(tmp_path / "hook.py")]})
+    sizes = json.loads((tmp_path / "sizes.json").read_text())
+    assert len(sizes) == 88
+    for uri, held in sizes.items():
+        written = (site / uri.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
+        assert 'id="s-base"' in written
+        assert held * 10 < len(written), uri
+
+    monkeypatch.setenv("STRIP_PLACEHOLDERS", "1")
+    cfg = mkdocs_config(tmp_path / "stripped", spec, base="none")
+    data = yaml.safe_load(cfg.read_text(encoding="utf-8"))
+    data["hooks"] = [str(tmp_path / "hook.py")]
+    cfg.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    proc = mkdocs_build(cfg)
+    assert proc.returncode != 0
+    assert "lost a placeholder after rendering" in proc.stderr and "fast_pages: false" in proc.stderr
+    data["plugins"][1]["promptspec"]["fast_pages"] = False
+    cfg.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    assert mkdocs_build(cfg).returncode == 0
+
+
+def test_variant_pages_are_out_of_the_search_index(tmp_path: Path) -> None:
+    site, _ = _build(tmp_path, _spec(tmp_path), "fast")
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    locations = {doc["location"].split("#")[0] for doc in index["docs"]}
+    assert not any(loc.startswith("prompts/variants/") for loc in locations)
+    assert {"prompts/", "prompts/models/harbor-5/", "prompts/fragments/realtime/", "prompts/modes/plan/"} <= locations
+    assert any(doc["title"].startswith("Fragment realtime") for doc in index["docs"])
+
+
+def test_variant_pages_are_made_when_read(tmp_path: Path) -> None:
+    result = pipeline.run(TEMPLATES)
+    cache = PageCache(keep=False)
+    site = build_site(result, links="dir", cache=cache)
+    assert cache.made == 0 and site.pages.made_on_read(f"prompts/variants/{result.variants[0].slug}.md")
+    path = f"prompts/variants/{result.variants[0].slug}.md"
+    first = site.pages[path]
+    assert cache.made == 1
+    assert site.pages[path] == first and cache.made == 2  # made again: nothing held it
+    assert not site.pages.made_on_read("prompts/index.md")
+    assert dict(site.pages) == dict(build_site(result, links="dir").pages)
+
+
+# ---------------------------------------------------------------------------
+# mkdocs serve
+
+
+def _served(page: str) -> str:
+    """A served page without what only serve adds (the live-reload script) or
+    changes (links from site_url): comparable with a built one."""
+    body = page[page.index("<body"):page.index("</body>")]
+    body = re.sub(r"<script[^>]*>[^<]*livereload[^<]*</script>", "", body)
+    return _norm(re.sub(r'https?://127\.0\.0\.1:\d+/', "/", body))
+
+
+def test_serve_reuses_work_and_shows_what_a_fresh_build_shows(tmp_path: Path) -> None:
+    """An edit: every skeleton's render and every variant page's theme output
+    are reused (the pages' blocks are new), and the served pages are what
+    `mkdocs build` makes of the edited spec.  A config edit (site_name, in
+    every page's header) is a new site: nothing is reused whole."""
+    spec = _spec(tmp_path)
+    config = mkdocs_config(tmp_path, spec, base="none")
+    log = tmp_path / "serve.log"
+    plan = "harbor-5--friendly--plan--workspace-write"
+    other = "harbor-5--friendly--pair_programming--workspace-write"
+    with mkdocs_serve(config, log) as server:
+        poll(f"{server}/prompts/variants/{plan}/", lambda b: "Before you propose a plan" in b)
+        body = spec / "fragments" / "review_checklist.md"
+        body.write_text(body.read_text(encoding="utf-8").replace("Before you propose a plan", "Edited while serving"), encoding="utf-8")
+        served = {slug: poll(f"{server}/prompts/variants/{slug}/", lambda b: "Edited while serving" in b or "plan" not in slug)
+                  for slug in (plan, other)}
+        rebuild = [line for line in log.read_text(encoding="utf-8").splitlines() if "renders reused" in line][-1]
+        fresh, _ = _build(tmp_path, spec, "fresh")
+        for slug, page in served.items():
+            built = (fresh / "prompts" / "variants" / slug / "index.html").read_text(encoding="utf-8")
+            assert _served(page) == _served(built), slug
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+        data["site_name"] = "Renamed while serving"
+        config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        poll(f"{server}/prompts/variants/{other}/", lambda b: "Renamed while serving" in b)
+        renamed = [line for line in log.read_text(encoding="utf-8").splitlines() if "renders reused" in line][-1]
+    assert int(re.search(r"(\d+) renders reused", rebuild).group(1)) >= 88  # no Markdown for any page
+    assert int(re.search(r"(\d+) pages reused whole", rebuild).group(1)) == 88  # no theme for any variant page
+    assert int(re.search(r"(\d+) pages reused whole", renamed).group(1)) == 0
