@@ -26,9 +26,11 @@ peak memory, ru_maxrss, is that build's alone), it measures:
 * **trivial floor**: the same number of pages, one line each -- what MkDocs
   costs per page whatever the page holds;
 * **reload**: `mkdocs serve` with the plugin, one fragment edited, the time
-  until a served variant page that contains it shows the edit (sizes up to
-  `--serve-up-to`; the edit is repeated `--repeat` times and the minimum
-  kept); serve is stopped with SIGINT, so MkDocs removes its temp site.
+  until a served variant page that contains it shows the edit, and until
+  MkDocs says the rebuild is done ("Reloading browsers": when a browser
+  reloads) -- sizes up to `--serve-up-to`; the edit is repeated `--repeat`
+  times and the minimum kept; serve is stopped with SIGINT, so MkDocs
+  removes its temp site (in TMPDIR, or `--serve-tmpdir`).
 
 Every MkDocs config takes its theme and Markdown extensions from the
 repository's mkdocs.yml (the one the README serves, Mermaid fence included).
@@ -355,10 +357,17 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
     base = f"http://127.0.0.1:{port}/"
     log_path = config.with_suffix(".serve.log")
     original = target.read_text(encoding="utf-8")
+    env = _child_env(cache)
+    if args.serve_tmpdir:
+        env["TMPDIR"] = str(args.serve_tmpdir)  # where MkDocs puts the site it serves
+
+    def rebuilt() -> int:
+        return log_path.read_text(encoding="utf-8").count("Reloading browsers")
+
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
-            stdout=log, stderr=subprocess.STDOUT, env=_child_env(cache), start_new_session=True,
+            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
             # A shell's background job starts with SIGINT ignored, and Python
             # then never raises KeyboardInterrupt: give serve the default back.
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -372,16 +381,23 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
                     return {"error": f"first build not served within {args.timeout:.0f} s"}
                 time.sleep(0.25)
             first = time.perf_counter() - t
-            reloads = []
+            reloads, done = [], []
             for k in range(args.repeat):
                 marker = f"bench-edit-{os.getpid()}-{k}-{time.time_ns()}"
                 time.sleep(1.0)  # let the watcher settle after the last build
+                log.flush()
+                before = rebuilt()
                 t = time.perf_counter()
                 target.write_text(original + marker + "\n", encoding="utf-8")
+                shown = None
                 while True:
-                    text = _get(base + page)
-                    if text is not None and marker in text:
-                        reloads.append(round(time.perf_counter() - t, 2))
+                    if shown is None:
+                        text = _get(base + page)
+                        if text is not None and marker in text:
+                            shown = round(time.perf_counter() - t, 2)
+                    if shown is not None and rebuilt() > before:
+                        reloads.append(shown)
+                        done.append(round(time.perf_counter() - t, 2))
                         break
                     if proc.poll() is not None:
                         return {"error": "mkdocs serve exited; see " + str(log_path)}
@@ -394,6 +410,7 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
     lines = [line.split("promptspec: ", 1)[1].strip() for line in log_path.read_text(encoding="utf-8").splitlines()
              if "promptspec: " in line and " variants" in line]
     return {"first_build_served_s": round(first, 2), "reload_s": min(reloads), "reloads_s": reloads,
+            "reload_done_s": min(done), "reloads_done_s": done,
             "stopped": stopped, "plugin_rebuild": lines[-1] if len(lines) > 1 else None}
 
 
@@ -465,7 +482,7 @@ def _cell(value: Any, width: int) -> str:
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     print(f"{'variants':>8} {'models':>6} {'plugin s':>8} {'prose s':>7} {'trivial s':>9} {'/prose':>6} {'/trivial':>8} "
-          f"{'peak MiB':>8} {'prose MiB':>9} {'ms/var':>6} {'reload s':>8} {'search B':>10}")
+          f"{'peak MiB':>8} {'prose MiB':>9} {'ms/var':>6} {'reload s':>8} {'done s':>6} {'search B':>10}")
     for r in rows:
         if "variants" not in r:
             print(f"{r['requested']:>8} error: {r.get('error')}")
@@ -477,6 +494,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             _cell(r.get("plugin_vs_prose"), 6), _cell(r.get("plugin_vs_trivial"), 8),
             _cell(p.get("peak_rss_mib"), 8), _cell(r.get("prose", {}).get("peak_rss_mib"), 9),
             _cell(r.get("ms_per_variant"), 6), _cell(r.get("serve", {}).get("reload_s"), 8),
+            _cell(r.get("serve", {}).get("reload_done_s"), 6),
             _cell(p.get("search_index_bytes"), 10),
         ]))
 
@@ -488,6 +506,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--axes", default=None, metavar="S,A", help="fixed sandbox and approval value counts (the models grow)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N", help="builds and edits per figure; the minimum is kept (default: %(default)s)")
     parser.add_argument("--serve-up-to", type=int, default=2400, metavar="N", help="measure edit-to-reload up to N variants (default: %(default)s)")
+    parser.add_argument("--serve-tmpdir", type=Path, default=None, metavar="DIR",
+                        help="TMPDIR for mkdocs serve, which builds the served site in a temp folder (e.g. /dev/shm)")
     parser.add_argument("--plugin-option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                         help="an option for the plugin in the 'plugin' build and serve (YAML value)")
     parser.add_argument("--no-mkdocs", action="store_true", help="generator figures only")

@@ -107,13 +107,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def mkdocs_serve(config: Path, log: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`mkdocs serve` on a free local port, its output going to `log`; yields
-    the base URL and stops the server on exit."""
+def mkdocs_serve(config: Path, log: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> Iterator[str]:
+    """`mkdocs serve` (with `args`) on a free local port, its output going to
+    `log`; yields the base URL and stops the server on exit."""
     port = free_port()
     with open(log, "w+") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}"],
+            [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "-a", f"127.0.0.1:{port}", *args],
             stdout=fh, stderr=subprocess.STDOUT, env=env if env is not None else subprocess_env(),
         )
         try:

@@ -20,7 +20,7 @@ from promptspec import pipeline
 from promptspec.site import fast_pages
 from promptspec.site.build import PageCache, build_site
 
-from _helpers import TEMPLATES, mkdocs_build, mkdocs_config, mkdocs_serve, poll, subprocess_env
+from _helpers import TEMPLATES, break_spec, mkdocs_build, mkdocs_config, mkdocs_serve, poll, subprocess_env
 
 FORGED = "<!--promptspec:block 0--> <!-- x --> -->"
 """Spec text that looks like a placeholder: it must reach the page as text."""
@@ -214,6 +214,28 @@ def test_variant_pages_hold_only_their_skeleton_until_written(tmp_path: Path, mo
     assert mkdocs_build(cfg).returncode == 0
 
 
+def test_packed_blocks_give_the_same_pages(tmp_path: Path, monkeypatch) -> None:
+    """A site past HELD_RAW packs its variant pages' blocks until they are
+    written: the same pages as holding them raw (in-process builds, the
+    budget set to nothing)."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    from promptspec.site import mkdocs_pages
+
+    spec = _spec(tmp_path)
+    sites = {}
+    real_pack = fast_pages.pack
+    for name, budget in (("raw", mkdocs_pages.HELD_RAW), ("packed", 0)):
+        monkeypatch.setattr(mkdocs_pages, "HELD_RAW", budget)
+        packs: list[int] = []
+        monkeypatch.setattr(fast_pages, "pack", lambda blocks: packs.append(1) or real_pack(blocks))
+        build(load_config(str(mkdocs_config(tmp_path / name, spec, base="none"))))
+        sites[name] = (_html_files(tmp_path / name / "site"), len(packs))
+    assert sites["raw"][1] == 0 and sites["packed"][1] == 88
+    assert sites["raw"][0] == sites["packed"][0]
+
+
 def test_variant_pages_are_out_of_the_search_index(tmp_path: Path) -> None:
     site, _ = _build(tmp_path, _spec(tmp_path), "fast")
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
@@ -274,6 +296,48 @@ def test_serve_reuses_work_and_shows_what_a_fresh_build_shows(tmp_path: Path) ->
         config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         poll(f"{server}/prompts/variants/{other}/", lambda b: "Renamed while serving" in b)
         renamed = [line for line in log.read_text(encoding="utf-8").splitlines() if "renders reused" in line][-1]
+        # A broken spec puts a banner on the last good pages; fixed, it goes:
+        # a page reused whole must not bring back the theme output that had it.
+        break_spec(spec)
+        poll(f"{server}/prompts/variants/{other}/", lambda b: "ps-error" in b)
+        shutil.copy(TEMPLATES / "fragments" / "apps.yaml", spec / "fragments" / "apps.yaml")
+        poll(f"{server}/prompts/variants/{other}/", lambda b: "ps-error" not in b)
     assert int(re.search(r"(\d+) renders reused", rebuild).group(1)) >= 88  # no Markdown for any page
     assert int(re.search(r"(\d+) pages reused whole", rebuild).group(1)) == 88  # no theme for any variant page
     assert int(re.search(r"(\d+) pages reused whole", renamed).group(1)) == 0
+
+
+def test_serve_dirty_rebuilds_only_the_pages_an_edit_changed(tmp_path: Path) -> None:
+    """`mkdocs serve --dirty` asks each file whether it changed: a generated
+    file answers by its content, so only the variant pages whose text the
+    edit changed (and the overview pages) are built again; the others stay
+    as the last build wrote them."""
+    spec = _spec(tmp_path)
+    config = mkdocs_config(tmp_path, spec, base="none")
+    log = tmp_path / "serve.log"
+    body = spec / "fragments" / "review_checklist.md"
+    old_text = body.read_text(encoding="utf-8")
+    new_text = old_text.replace("Before you propose a plan", "Edited while serving")
+
+    def variant_pages() -> dict[str, str]:
+        pages = build_site(pipeline.run(spec), links="dir").pages
+        return {p: pages[p] for p in pages if pages.made_on_read(p)}
+
+    old_pages = variant_pages()
+    body.write_text(new_text, encoding="utf-8")
+    new_pages = variant_pages()
+    body.write_text(old_text, encoding="utf-8")
+    changed = {p for p in old_pages if old_pages[p] != new_pages[p]}
+    kept = sorted(set(old_pages) - changed)
+    assert changed and kept
+    plan = next(p for p in changed if "--plan--" in p).removesuffix(".md")
+    other = kept[0].removesuffix(".md")
+    with mkdocs_serve(config, log, args=("--dirty", "--no-strict")) as server:  # a dirty build warns: strict would stop it
+        before = poll(f"{server}/{other}/", lambda b: "<article" in b)
+        body.write_text(new_text, encoding="utf-8")
+        poll(f"{server}/{plan}/", lambda b: "Edited while serving" in b)
+        after = poll(f"{server}/{other}/", lambda b: "<article" in b)
+        lines = [line for line in log.read_text(encoding="utf-8").splitlines() if "rendered fast" in line]
+    first, rebuild = (int(re.search(r"(\d+) rendered fast", line).group(1)) for line in (lines[0], lines[-1]))
+    assert first == 134 and rebuild == len(changed) + (134 - 88)  # the changed variant pages and every overview page
+    assert _served(after) == _served(before)

@@ -46,6 +46,7 @@ from . import (
     history_pages,
     matrix_page,
     page_parts,
+    summary,
     tool_pages,
 )
 from . import (
@@ -130,6 +131,7 @@ class PageCache:
         self._parts: dict[Any, tuple[Any, Any, tuple[str, str]]] = {}
         self._json: dict[Any, tuple[Any, str]] = {}
         self._explorer: tuple[Any, str] | None = None
+        self._comparisons: dict[Any, Any] = {}  # summary.KEPT
         self.reused = 0
         self.made = 0
 
@@ -139,6 +141,9 @@ class PageCache:
             self._layout = layout
             self._parts.clear()
             self._json.clear()
+            self._comparisons.clear()
+        if self.keep:
+            idx.memo[summary.KEPT] = self._comparisons
         self.reused = self.made = 0
 
     def parts(self, idx: SiteIndex, v: Any) -> tuple[str, str]:

@@ -30,6 +30,7 @@ import json
 import re
 import zlib
 from dataclasses import dataclass
+from typing import Collection
 
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 # Tags Python-Markdown treats as block-level (markdown.Markdown.block_level_elements)
@@ -62,8 +63,16 @@ def split(markdown: str) -> Skeleton:
     for chunk in markdown[start:].split("\n\n"):
         core = chunk.rstrip("\n")  # only the page's last chunk can end with a newline
         if _verbatim(core):
+            if core.startswith("<h1") and run:  # a heading is a block of its own (theme_blocks)
+                out.append(_PLACEHOLDER.format(len(blocks)))
+                blocks.append("\n\n".join(run))
+                run = []
             run.append(core)
             tail = chunk[len(core):]
+            if core.startswith("<h1"):
+                out.append(_PLACEHOLDER.format(len(blocks)) + tail)
+                blocks.append(core)
+                run = []
             continue
         if run:
             out.append(_PLACEHOLDER.format(len(blocks)))
@@ -94,13 +103,27 @@ def intact(rendered: str, count: int) -> bool:
     return [int(n) for n in _PLACEHOLDER_RE.findall(rendered)] == list(range(count))
 
 
-def restore(rendered: str, blocks: tuple[str, ...]) -> str | None:
-    """`rendered` (the skeleton's HTML) with every placeholder replaced by its
-    block; None unless each placeholder is there exactly once (something
-    between the split and here changed them: the caller renders normally)."""
-    if not intact(rendered, len(blocks)):
+def restore(rendered: str, blocks: tuple[str, ...], which: Collection[int] | None = None) -> str | None:
+    """`rendered` (the skeleton's HTML) with the placeholders of the blocks
+    `which` (default: all) replaced by them; None unless exactly those
+    placeholders are there, once each and in order (something between the
+    split and here changed them: the caller renders normally or warns)."""
+    wanted = list(range(len(blocks))) if which is None else sorted(which)
+    if [int(n) for n in _PLACEHOLDER_RE.findall(rendered)] != wanted:
         return None
     return _PLACEHOLDER_RE.sub(lambda m: blocks[int(m.group(1))], rendered)
+
+
+def fill(rendered: str, blocks: tuple[str, ...], which: Collection[int]) -> str:
+    """`rendered` with only the placeholders of the blocks `which` replaced."""
+    return _PLACEHOLDER_RE.sub(lambda m: blocks[int(m.group(1))] if int(m.group(1)) in which else m.group(0), rendered)
+
+
+def theme_blocks(blocks: tuple[str, ...]) -> frozenset[int]:
+    """The blocks a theme looks for in a page's content, which go back
+    before the theme runs even when the rest waits: a page heading
+    (Material adds a `<h1>` of the page title when the content has none)."""
+    return frozenset(n for n, block in enumerate(blocks) if block.startswith("<h1"))
 
 
 def anchor_ids(blocks: tuple[str, ...]) -> set[str]:

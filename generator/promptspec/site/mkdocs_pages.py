@@ -5,17 +5,22 @@ MkDocs 1.6 (and ProperDocs, its fork, which runs this module unchanged) has no
 hook that says "this page is HTML already", so the fast path of
 fast_pages.py rides on the page events every plugin gets:
 
-* `markdown` (on_page_markdown): the page becomes its skeleton.  Under
-  `mkdocs serve`, a skeleton rendered in an earlier build -- same page, same
-  text, same Markdown settings -- is not rendered again: the page's `render`
-  is replaced, for this page object only, by one that restores the stored
-  result (content, TOC, title, anchors).  An edit changes the blocks of the
-  pages it reaches, rarely a skeleton, so a reload renders almost nothing.
+* `markdown` (on_page_markdown): the page becomes its skeleton.  A skeleton
+  rendered before -- same text, same Markdown settings, no links -- is not
+  rendered again: the page's `render` is replaced, for this page object
+  only, by one that restores the stored result (content, TOC, title,
+  anchors).  Every variant page of a site has one of a few skeletons, so a
+  build renders a handful, and under `mkdocs serve` (renders kept) an edit,
+  which changes blocks, rarely a skeleton, renders none.
 * `content` (on_page_content): the blocks go back into the HTML -- or, for a
-  page out of the search index (`deferred`: the variant pages), they are
-  packed and go back in at `post_page`, when MkDocs writes the page.
-  MkDocs keeps every page's content until the last page is written; what a
-  deferred page holds meanwhile is its skeleton's HTML and a few compressed KB.
+  page out of the search index (`deferred`: the variant pages), they go back
+  in at `post_page`, when MkDocs writes the page.  MkDocs keeps every page's
+  content until the last page is written; what a deferred page holds
+  meanwhile is its skeleton's HTML and its blocks, raw up to HELD_RAW
+  characters for the whole site and compressed (a few KB a page) past it.
+* `env` (on_env, serve only): a deferred page whose skeleton and site are an
+  earlier build's gets that build's theme output, placeholders and all, so
+  the theme is not rendered again for it (its new blocks still go in).
 * a placeholder that did not come through (an extension or another plugin
   changed it): in `content` the page is rendered again the normal way; in
   `post_page` a warning names the page and the option that turns the fast
@@ -27,6 +32,7 @@ it, for the pages and downloads a large site cannot hold all at once.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import os
@@ -111,7 +117,8 @@ class _Themed:
     """A deferred page as the theme rendered it in an earlier serve build --
     placeholders where its blocks go -- and what that depended on."""
 
-    skeleton: str
+    skeleton: str  # its Markdown (front matter included: title, meta)
+    content: str  # page.content as the theme got it (the skeleton's HTML, any banner)
     site: str  # site_signature() of that build
     output: str
 
@@ -124,14 +131,24 @@ search strips attributes from it -- see the page's own small content)."""
 
 @dataclass(frozen=True)
 class _Rendered:
-    """A skeleton's render, kept between serve builds."""
+    """A skeleton's render: the same for every page with that skeleton (no
+    links in it), in this build and, under serve, the next ones."""
 
-    key: tuple[str, str]
     content: str
     toc: Any
     title: str | None
     anchors: frozenset[str]
     links_to_anchors: Any
+
+
+MAX_RENDERS = 4096
+"""Distinct skeletons whose render is kept (variant pages share a handful)."""
+
+HELD_RAW = 96_000_000
+"""Characters of deferred blocks held as they are before the rest is packed
+(zlib): packing costs ~0.3 ms a page, so a site of a few thousand variant
+pages holds its blocks raw (some 200 MB at most) and only a larger one
+compresses the pages past that."""
 
 
 class FastPages:
@@ -141,7 +158,7 @@ class FastPages:
 
     def __init__(self) -> None:
         self.splits: dict[str, _Split] = {}
-        self.renders: dict[str, _Rendered] = {}
+        self.renders: dict[tuple[str, str], _Rendered] = {}  # (settings, skeleton) -> its render
         self.themed: dict[str, _Themed] = {}
         self.start(None, keep=False, deferred=lambda uri: False)
 
@@ -155,7 +172,10 @@ class FastPages:
         )
         self._pending: dict[str, tuple[str, _Split]] = {}
         self._later: dict[str, bytes | tuple[str, ...]] = {}
+        self._held = 0  # characters of raw blocks in _later
+        self._now: dict[str, frozenset[int]] = {}  # deferred pages' blocks already put back (theme_blocks)
         self._skeletons: dict[str, str] = {}  # deferred pages' skeletons (keep only)
+        self._contents: dict[str, str] = {}  # their content as the theme gets it (env)
         self._seen: set[str] = set()
         self.site: str | None = None
         self.fast = self.reused = self.normal = self.whole = 0
@@ -172,15 +192,16 @@ class FastPages:
             return markdown
         self._pending[uri] = (markdown, split)
         self._seen.add(uri)
-        stored = self.renders.get(uri)
-        if stored is not None and stored.key == (self.settings, split.skeleton.markdown):
+        body = _body(split.skeleton.markdown)
+        stored = self.renders.get((self.settings, body))
+        if stored is not None:
             page.render = lambda config, files: self._restore(page, stored)
         return split.skeleton.markdown
 
     @staticmethod
     def _restore(page: Any, stored: _Rendered) -> None:
         page.content = stored.content
-        page.toc = stored.toc
+        page.toc = copy.deepcopy(stored.toc)  # each page its own, as a render would give
         page._title_from_render = stored.title
         page.present_anchor_ids = set(stored.anchors)
         if stored.links_to_anchors is not None:
@@ -202,18 +223,29 @@ class FastPages:
         if "render" in vars(page):
             self.reused += 1
             del page.render
-        elif self.keep and _cacheable(split.skeleton.markdown):
-            # page.content, not `html`: the render's own output, before the
-            # plugins ahead of this one in on_page_content changed it.
-            self.renders[uri] = _Rendered(
-                (self.settings, split.skeleton.markdown), page.content, page.toc, page._title_from_render,
-                frozenset(page.present_anchor_ids or ()), page.links_to_anchors,
-            )
+        else:
+            body = _body(split.skeleton.markdown)
+            if _cacheable(body) and len(self.renders) < MAX_RENDERS:
+                # page.content, not `html`: the render's own output, before the
+                # plugins ahead of this one in on_page_content changed it.
+                self.renders[(self.settings, body)] = _Rendered(
+                    page.content, copy.deepcopy(page.toc), page._title_from_render,
+                    frozenset(page.present_anchor_ids or ()), page.links_to_anchors,
+                )
         self.fast += 1
         page.present_anchor_ids = set(page.present_anchor_ids or ()) | split.anchors
         if self.deferred(uri):
-            # Under serve the blocks are kept anyway (self.splits); a build packs them.
-            self._later[uri] = blocks if self.keep else fast_pages.pack(blocks)
+            now = fast_pages.theme_blocks(blocks)
+            html = fast_pages.fill(html, blocks, now)
+            self._now[uri] = now
+            # Under serve the blocks are kept anyway (self.splits); a build
+            # holds them raw up to HELD_RAW characters, then packs them.
+            size = sum(map(len, blocks))
+            if self.keep or self._held + size <= HELD_RAW:
+                self._later[uri] = blocks
+                self._held += 0 if self.keep else size
+            else:
+                self._later[uri] = fast_pages.pack(blocks)
             if self.keep:
                 self._skeletons[uri] = split.skeleton.markdown
             return html
@@ -232,10 +264,15 @@ class FastPages:
         import jinja2
 
         env.loader = jinja2.ChoiceLoader([jinja2.DictLoader({THEMED_TEMPLATE: "{{ page.promptspec_themed }}"}), env.loader])
-        for uri, skeleton in self._skeletons.items():
-            t = self.themed.get(uri)
+        for uri, skeleton in list(self._skeletons.items()):
             file = files.get_file_from_path(uri)
-            if t is None or t.skeleton != skeleton or t.site != site or file is None or file.page is None:
+            if file is None or file.page is None or file.page.content is None:
+                del self._skeletons[uri]
+                continue
+            content = file.page.content
+            self._contents[uri] = content
+            t = self.themed.get(uri)
+            if t is None or (t.skeleton, t.content, t.site) != (skeleton, content, site):
                 continue
             file.page.meta["template"] = THEMED_TEMPLATE
             file.page.promptspec_themed = t.output
@@ -247,9 +284,13 @@ class FastPages:
         later = self._later.pop(uri, None)
         if later is None:
             return output
-        if self.site is not None and uri in self._skeletons:
-            self.themed[uri] = _Themed(self._skeletons[uri], self.site, output)
-        restored = fast_pages.restore(output, later if isinstance(later, tuple) else fast_pages.unpack(later))
+        if self.site is not None and uri in self._contents:
+            self.themed[uri] = _Themed(self._skeletons[uri], self._contents[uri], self.site, output)
+        if isinstance(later, tuple):
+            self._held -= 0 if self.keep else sum(map(len, later))
+        blocks = later if isinstance(later, tuple) else fast_pages.unpack(later)
+        now = self._now.pop(uri, frozenset())
+        restored = fast_pages.restore(output, blocks, [n for n in range(len(blocks)) if n not in now])
         if restored is None:
             log.warning(
                 "promptspec: %s: the page's HTML lost a placeholder after rendering (a plugin after Markdown "
@@ -260,7 +301,8 @@ class FastPages:
 
     def finish(self) -> None:
         """Forget what pages this build did not have left behind."""
-        self.renders = {uri: r for uri, r in self.renders.items() if uri in self._seen}
+        if not self.keep:
+            self.renders = {}
         self.splits = {uri: s for uri, s in self.splits.items() if uri in self._seen}
         self.themed = {uri: t for uri, t in self.themed.items() if uri in self._seen}
 
@@ -291,8 +333,13 @@ def site_signature(config: Any, nav: Any) -> str:
     return h.hexdigest()
 
 
-def _cacheable(skeleton: str) -> bool:
-    """A skeleton whose render depends on nothing but its text and the page:
-    no Markdown link (which resolves against the site's files)."""
-    body = _FRONT_MATTER.sub("", skeleton, count=1)
-    return "[" not in body and "](" not in body and "<http" not in body
+def _body(skeleton: str) -> str:
+    """The skeleton as MkDocs renders it: without its front matter."""
+    return _FRONT_MATTER.sub("", skeleton, count=1)
+
+
+def _cacheable(body: str) -> bool:
+    """A skeleton whose render depends on nothing but its text: no Markdown
+    link or image, which MkDocs resolves against the page's place and the
+    site's files (spec text in headings has its brackets escaped: markup.md_inline)."""
+    return "[" not in body and "<http" not in body

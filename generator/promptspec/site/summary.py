@@ -229,14 +229,34 @@ def _compute(idx: SiteIndex, axis: str, x: str, y: str) -> Comparison:
     return cmp
 
 
+KEPT = "kept-comparisons"
+"""idx.memo key of a dict kept across builds (build.PageCache under `mkdocs
+serve`): comparisons whose variants all kept their Request and Measure."""
+
+
 def comparison(idx: SiteIndex, axis: str, value: str, other: str) -> Comparison:
     """Every pair of variants that differ only in `axis` (`value` vs
-    `other`), aggregated; computed once per unordered pair of values."""
+    `other`), aggregated; computed once per unordered pair of values -- and,
+    when idx.memo holds KEPT, once until a variant of the pair changes."""
     a, b = sorted((value, other))
     key = ("compare", axis, a, b)
     found = idx.memo.get(key)
     if found is None:
-        found = idx.memo[key] = _compute(idx, axis, a, b)
+        kept = idx.memo.get(KEPT)
+        inputs = None
+        if kept is not None:
+            groups = idx.by_others(axis)
+            inputs = [(idx.request[v], idx.measure[v]) for x in (a, b) for v in groups.get(x, {}).values()]
+            hit = kept.get(key)
+            if hit is not None and len(hit[1]) == len(inputs) and all(
+                r is r0 and m is m0 for (r, m), (r0, m0) in zip(inputs, hit[1])
+            ):
+                found = hit[0]
+        if found is None:
+            found = _compute(idx, axis, a, b)
+            if kept is not None:
+                kept[key] = (found, inputs)  # holds the objects, so their identities stay unique
+        idx.memo[key] = found
     return found if found.value == value else found.flipped()
 
 

@@ -304,7 +304,10 @@ def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None) -> st
     # Out of the search index: its prompt text is (markup.pre) and the rest
     # repeats the overview pages; the explorer's text search finds prompt text.
     meta = {"title": f"{title} · variant", "search": {"exclude": True}}
-    out = [front_matter(meta).rstrip("\n"), "", f"# {md_inline(title)}", ""]
+    # The heading is HTML, not Markdown: every variant page then has the same
+    # Markdown skeleton (fast_pages), rendered once for all of them.  Without
+    # an id, so the theme's table of contents is the page's sections as before.
+    out = [front_matter(meta).rstrip("\n"), "", f"<h1>{h(title)}</h1>", ""]
     from . import conformance as site_conformance
 
     badge = " ".join(b for b in (site_changes.badge(idx, v), site_conformance.badge(idx, v)) if b)
