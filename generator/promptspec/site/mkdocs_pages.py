@@ -14,7 +14,8 @@ fast_pages.py rides on the page events every plugin gets:
   which changes blocks, rarely a skeleton, renders none.
 * `content` (on_page_content): the blocks go back into the HTML -- or, for a
   page out of the search index (`deferred`: the variant pages), they go back
-  in at `post_page`, when MkDocs writes the page.  MkDocs keeps every page's
+  in at `post_page`, when MkDocs writes the page, all but the page heading
+  (fast_pages.theme_blocks), which the theme looks for.  MkDocs keeps every page's
   content until the last page is written; what a deferred page holds
   meanwhile is its skeleton's HTML and its blocks, raw up to HELD_RAW
   characters for the whole site and compressed (a few KB a page) past it.
@@ -32,7 +33,6 @@ it, for the pages and downloads a large site cannot hold all at once.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import logging
 import os
@@ -201,7 +201,8 @@ class FastPages:
     @staticmethod
     def _restore(page: Any, stored: _Rendered) -> None:
         page.content = stored.content
-        page.toc = copy.deepcopy(stored.toc)  # each page its own, as a render would give
+        # Shared by the pages with this skeleton: MkDocs and the theme only read a TOC.
+        page.toc = stored.toc
         page._title_from_render = stored.title
         page.present_anchor_ids = set(stored.anchors)
         if stored.links_to_anchors is not None:
@@ -229,7 +230,7 @@ class FastPages:
                 # page.content, not `html`: the render's own output, before the
                 # plugins ahead of this one in on_page_content changed it.
                 self.renders[(self.settings, body)] = _Rendered(
-                    page.content, copy.deepcopy(page.toc), page._title_from_render,
+                    page.content, page.toc, page._title_from_render,
                     frozenset(page.present_anchor_ids or ()), page.links_to_anchors,
                 )
         self.fast += 1

@@ -37,9 +37,11 @@ Variant pages are out of the search index (front matter `search: exclude`):
 their prompt text is found through the explorer's text search.
 
 Under `mkdocs serve` the plugin keeps a pipeline.Session, a site.PageCache
-and the skeletons' renders (mkdocs_pages.FastPages): an edit re-assembles
-only the variants it can change, regenerates only their pages and renders
-no Markdown for a page whose skeleton is unchanged.  Each build logs one line of stage timings on
+and mkdocs_pages.FastPages: an edit re-assembles only the variants it can
+change and regenerates only their pages, and neither Markdown nor the theme
+runs again for a variant page whose skeleton is unchanged (its new HTML goes
+into the theme output of the last build).  `mkdocs serve --dirty` rebuilds
+only the generated files whose content changed.  Each build logs one line of stage timings on
 the `mkdocs.plugins.promptspec` logger; under `mkdocs build` on a terminal
 (and not in CI) a progress bar with counts is drawn on stderr.
 
@@ -401,14 +403,14 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         if self.config.fast_pages:
             from .mkdocs_pages import site_signature
 
-            site = site_signature(config, self.nav) if self.serving and self._theme_only_reads(config) else None
+            site = site_signature(config, self.nav) if self.serving and self._reuse_is_safe(config) else None
             env = self.fast.env(env, files, site)
         if self.summary is not None:
             log.info("%s", self.summary())
             self.summary = None
         return env
 
-    def _theme_only_reads(self, config) -> bool:
+    def _reuse_is_safe(self, config) -> bool:
         """A page reused whole skips the theme, not the plugins: only when no
         plugin changes a page's HTML before this one's on_post_page, and the
         only other on_page_context is Material's search (which leaves pages out
