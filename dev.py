@@ -102,18 +102,22 @@ def serve(py: Path, command: list[str]) -> int:
         other = f"{host}:{int(port) + 1}" if port.isdigit() else "127.0.0.1:8001"
         print(f"dev.py: error: {addr} is in use (another server?); try: python3 dev.py serve -a {other}", file=sys.stderr)
         return 2
-    proc = subprocess.Popen([str(py), "-m", *command], start_new_session=True)
-
     asked: list[float] = []
+    procs: list[subprocess.Popen] = []
 
     def forward(signum, frame):
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
+        if procs and procs[0].poll() is None:
+            procs[0].send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
             asked.append(time.monotonic())
 
+    # Handlers first: a signal this script ignores (SIGINT in a shell's
+    # background job) would stay ignored in MkDocs too; one it handles is
+    # reset to the default there.
     caught = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
     for sig in caught:
         signal.signal(sig, forward)
+    proc = subprocess.Popen([str(py), "-m", *command], start_new_session=True)
+    procs.append(proc)
     try:
         while True:
             try:

@@ -376,3 +376,25 @@ def test_explore_writes_the_standalone_explorer(tmp_path, result, capsys):
     assert code == 2 and "holds other files" in capsys.readouterr().err
     assert [p.name for p in other.iterdir()] == ["notes.txt"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_lock_entries_kept_across_builds_give_a_fresh_comparison(tmp_path):
+    """site.BaseLoader keeps the head's lock entries between serve builds:
+    after an edit, the Changes page is what a comparison from scratch gives."""
+    from promptspec.site.base import BaseLoader
+
+    spec = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, spec)
+    counter = TokenCounter(tmp_path / "cache")
+    session = pipeline.Session(spec, counter=counter)
+    loader = BaseLoader()
+    loader.load("lock", spec, session.run())
+    body = spec / "fragments" / "review_checklist.md"
+    body.write_text(body.read_text(encoding="utf-8") + "One more line.\n", encoding="utf-8")
+    result = session.run()
+    kept = loader.load("lock", spec, result)
+    fresh_result = pipeline.run(spec, counter=counter)
+    fresh = BaseLoader().load("lock", spec, fresh_result)
+    page = lambda r, ch: site.build_site(r, links="dir", changes=ch).pages["prompts/changes.md"]  # noqa: E731
+    assert "review_checklist" in page(result, kept)
+    assert page(result, kept) == page(fresh_result, fresh)

@@ -357,15 +357,19 @@ def test_signal_during_the_swap_is_held_until_it_is_complete(tmp_path: Path) -> 
         real_swap(staging, target)
 
     atomic._swap = swap_with_signal  # type: ignore[assignment]
+    # Python's own SIGINT handler, as in a terminal, even when this run's
+    # parent ignores SIGINT (a shell's background job).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
             with atomic.replace_tree(out) as staging:
                 (staging / "index.md").write_text("new index\n")
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         atomic._swap = real_swap  # type: ignore[assignment]
+        signal.signal(signal.SIGINT, previous)
     assert (out / "index.md").read_text() == "new index\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_killed_writer_leftovers_are_cleaned_by_the_next_write(tmp_path: Path) -> None:

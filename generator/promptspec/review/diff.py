@@ -572,9 +572,10 @@ def file_changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[F
     return tuple(out)
 
 
-def compare_to_lock(lock_data: Mapping[str, Any], head_result) -> LockDiff:
-    """How `head_result` differs from a lock (as read by lockfile.read): for `check` and site badges."""
-    return lockfile.compare(lock_data, head_result)
+def compare_to_lock(lock_data: Mapping[str, Any], head_result, memo: dict | None = None) -> LockDiff:
+    """How `head_result` differs from a lock (as read by lockfile.read): for
+    `check` and site badges (`memo`: lockfile.variant_entries, for serve)."""
+    return lockfile.compare(lock_data, head_result, memo)
 
 
 def to_json(diff: Diff) -> str:

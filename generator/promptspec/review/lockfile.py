@@ -185,8 +185,27 @@ def variant_entry(spec, measure) -> dict[str, Any]:
     return entry
 
 
-def build(result) -> dict[str, Any]:
-    """Lock data for a pipeline Result (plain JSON-ready dicts)."""
+def variant_entries(result, memo: dict[int, tuple[Any, dict[str, Any]]] | None = None) -> dict[str, dict[str, Any]]:
+    """Variant id -> variant_entry.  `memo` (id(measure) -> (measure, entry)),
+    kept by a caller across the builds of one `mkdocs serve`, reuses an entry
+    while its Measure is the very same object (pipeline.Session keeps the
+    objects of the variants an edit cannot change); it ends holding this
+    result's entries only."""
+    out: dict[str, dict[str, Any]] = {}
+    fresh: dict[int, tuple[Any, dict[str, Any]]] = {}
+    for m in result.measures:
+        hit = memo.get(id(m)) if memo is not None else None
+        entry = hit[1] if hit is not None and hit[0] is m else variant_entry(result.spec, m)
+        fresh[id(m)] = (m, entry)
+        out[m.request.variant.id] = entry
+    if memo is not None:
+        memo.clear()
+        memo.update(fresh)
+    return out
+
+
+def build(result, memo: dict[int, tuple[Any, dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Lock data for a pipeline Result (plain JSON-ready dicts); `memo`: variant_entries."""
     return {
         "format": FORMAT,
         "generator": "promptspec",
@@ -194,7 +213,7 @@ def build(result) -> dict[str, Any]:
         "tokens": TOKENS_RULE,
         # Variant ids are the axis values joined by "/": the names say which is which (for `history` over lock files).
         "axes": [{"name": name, "values": list(values)} for name, values in result.spec.axes],
-        "variants": {m.request.variant.id: variant_entry(result.spec, m) for m in result.measures},
+        "variants": variant_entries(result, memo),
         "sources": sources_data(result),
     }
 
@@ -403,10 +422,11 @@ def _total(entry: Mapping[str, Any]) -> int:
     return total if isinstance(total, int) else 0
 
 
-def compare(lock_data: Mapping[str, Any], result) -> LockDiff:
+def compare(lock_data: Mapping[str, Any], result, memo: dict[int, tuple[Any, dict[str, Any]]] | None = None) -> LockDiff:
     """Compare lock data (as read) with a fresh pipeline Result; when the lock
-    records its sources, each change names the sources that changed behind it."""
-    diff = compare_data(lock_data, build(result))
+    records its sources, each change names the sources that changed behind it.
+    `memo`: variant_entries."""
+    diff = compare_data(lock_data, build(result, memo))
     if not lock_data.get("sources") or not diff.changed:
         return diff
     old = _pairs_of(lock_data)

@@ -33,6 +33,7 @@ KEYWORDS = ("lock", "none")
 class BaseLoader:
     def __init__(self) -> None:
         self._cached: tuple[Any, Any, dict[str, str]] | None = None  # (key, base Result, base file digests)
+        self._entries: dict[int, Any] = {}  # the head's lock entries (lockfile.variant_entries), for the next build
 
     def load(self, base: str, spec_dir: Path, head: Any, *, counter: Any = None, root: Path | None = None) -> site_changes.Changes:
         """The comparison of `head` (a pipeline.Result of `spec_dir`) with `base`.
@@ -45,7 +46,7 @@ class BaseLoader:
         if base == "none":
             return site_changes.disabled()
         if base == "lock":
-            return load_lock(Path(spec_dir), head)
+            return load_lock(Path(spec_dir), head, memo=self._entries)
         return self._other(base, Path(spec_dir), head, counter, root)
 
     def _other(self, base: str, spec_dir: Path, head: Any, counter: Any, root: Path | None) -> site_changes.Changes:
@@ -72,8 +73,9 @@ class BaseLoader:
         return site_changes.from_diff(diff)
 
 
-def load_lock(spec_dir: Path, head: Any) -> site_changes.Changes:
-    """Compare `head` with the spec folder's lock (a missing lock is shown, not raised)."""
+def load_lock(spec_dir: Path, head: Any, memo: dict[int, Any] | None = None) -> site_changes.Changes:
+    """Compare `head` with the spec folder's lock (a missing lock is shown,
+    not raised); `memo`: lockfile.variant_entries, kept across serve builds."""
     from .. import review
     from ..review import lockfile
 
@@ -81,9 +83,10 @@ def load_lock(spec_dir: Path, head: Any) -> site_changes.Changes:
     if not path.is_file():
         return site_changes.missing_lock(LOCK_FILE)
     data = lockfile.read(path)
-    diff = review.compare_to_lock(data, head)
+    memo = {} if memo is None else memo
+    diff = review.compare_to_lock(data, head, memo)
     # Section hashes of the changed variants only, so identical changes group.
     changed = {c.id for c in diff.changed}
-    entries = {m.request.variant.id: lockfile.variant_entry(head.spec, m) for m in head.measures if m.request.variant.id in changed}
+    entries = {vid: entry for vid, entry in lockfile.variant_entries(head, memo).items() if vid in changed}
     measures = {m.request.variant.id: m for m in head.measures}
     return site_changes.from_lock(LOCK_FILE, data, diff, {"variants": entries}, measures)
