@@ -53,35 +53,39 @@ class Skeleton:
 
 
 def split(markdown: str) -> Skeleton:
-    """The page's skeleton and its raw blocks (none: the page as it is)."""
+    """The page's skeleton and its raw blocks (none: the page as it is).
+    Consecutive raw chunks become one block (less for Markdown to parse); a
+    page heading is a block of its own (theme_blocks)."""
     head = _FRONT_MATTER.match(markdown)
     start = head.end() if head else 0
     out: list[str] = []
     blocks: list[str] = []
-    run: list[str] = []  # consecutive raw chunks become one placeholder: less for Markdown to parse
-    tail = ""
+    run: list[str] = []
+
+    def set_aside(text: str, tail: str = "") -> None:
+        out.append(_PLACEHOLDER.format(len(blocks)) + tail)
+        blocks.append(text)
+
     for chunk in markdown[start:].split("\n\n"):
         core = chunk.rstrip("\n")  # only the page's last chunk can end with a newline
-        if _verbatim(core):
-            if core.startswith("<h1") and run:  # a heading is a block of its own (theme_blocks)
-                out.append(_PLACEHOLDER.format(len(blocks)))
-                blocks.append("\n\n".join(run))
+        tail = chunk[len(core):]
+        if not _verbatim(core):
+            if run:
+                set_aside("\n\n".join(run))
                 run = []
-            run.append(core)
-            tail = chunk[len(core):]
-            if core.startswith("<h1"):
-                out.append(_PLACEHOLDER.format(len(blocks)) + tail)
-                blocks.append(core)
+            out.append(chunk)
+        elif core.startswith("<h1"):
+            if run:
+                set_aside("\n\n".join(run))
                 run = []
-            continue
-        if run:
-            out.append(_PLACEHOLDER.format(len(blocks)))
-            blocks.append("\n\n".join(run))
+            set_aside(core, tail)
+        elif tail:
+            set_aside("\n\n".join([*run, core]), tail)
             run = []
-        out.append(chunk)
+        else:
+            run.append(core)
     if run:
-        out.append(_PLACEHOLDER.format(len(blocks)) + tail)
-        blocks.append("\n\n".join(run))
+        set_aside("\n\n".join(run))
     if not blocks:
         return Skeleton(markdown, ())
     return Skeleton(markdown[:start] + "\n\n".join(out), tuple(blocks))
