@@ -385,7 +385,6 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
             for k in range(args.repeat):
                 marker = f"bench-edit-{os.getpid()}-{k}-{time.time_ns()}"
                 time.sleep(1.0)  # let the watcher settle after the last build
-                log.flush()
                 before = rebuilt()
                 t = time.perf_counter()
                 target.write_text(original + marker + "\n", encoding="utf-8")

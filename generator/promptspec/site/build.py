@@ -110,9 +110,6 @@ class Site:
     in_nav: frozenset[str] = field(default_factory=frozenset)  # pages that belong in a nav
     variant_page_count: int = 0  # how many variants have a page of their own
 
-    def all_files(self) -> dict[str, str]:
-        return {**self.pages, **self.files}
-
 
 class PageCache:
     """Per-variant pages (all but their "changed since base" part) and JSON

@@ -97,14 +97,22 @@ def _verbatim(chunk: str) -> bool:
         m is not None
         and chunk.endswith(f"</{m.group(1)}>")
         and ' markdown="' not in chunk
-        and "\n\n" not in chunk
         and "<!--" not in chunk
     )
 
 
+def without_front_matter(markdown: str) -> str:
+    """The page as Markdown renders it (MkDocs reads the front matter itself)."""
+    return _FRONT_MATTER.sub("", markdown, count=1)
+
+
+def _placeholders(rendered: str) -> list[int]:
+    return [int(n) for n in _PLACEHOLDER_RE.findall(rendered)]
+
+
 def intact(rendered: str, count: int) -> bool:
     """Each of the `count` placeholders is in `rendered` once, in order."""
-    return [int(n) for n in _PLACEHOLDER_RE.findall(rendered)] == list(range(count))
+    return _placeholders(rendered) == list(range(count))
 
 
 def restore(rendered: str, blocks: tuple[str, ...], which: Collection[int] | None = None) -> str | None:
@@ -113,7 +121,7 @@ def restore(rendered: str, blocks: tuple[str, ...], which: Collection[int] | Non
     placeholders are there, once each and in order (something between the
     split and here changed them: the caller renders normally or warns)."""
     wanted = list(range(len(blocks))) if which is None else sorted(which)
-    if [int(n) for n in _PLACEHOLDER_RE.findall(rendered)] != wanted:
+    if _placeholders(rendered) != wanted:
         return None
     return _PLACEHOLDER_RE.sub(lambda m: blocks[int(m.group(1))], rendered)
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -45,8 +44,6 @@ from mkdocs.structure.files import File
 from . import fast_pages
 
 log = logging.getLogger("mkdocs.plugins.promptspec")
-
-_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 
 
 class Digests:
@@ -174,11 +171,10 @@ class FastPages:
         self._later: dict[str, bytes | tuple[str, ...]] = {}
         self._held = 0  # characters of raw blocks in _later
         self._now: dict[str, frozenset[int]] = {}  # deferred pages' blocks already put back (theme_blocks)
-        self._skeletons: dict[str, str] = {}  # deferred pages' skeletons (keep only)
-        self._contents: dict[str, str] = {}  # their content as the theme gets it (env)
+        self._contents: dict[str, str] = {}  # deferred pages' content as the theme gets it (env, keep only)
         self._seen: set[str] = set()
         self.site: str | None = None
-        self.fast = self.reused = self.normal = self.whole = 0
+        self.fast = self.reused = self.whole = 0
 
     def markdown(self, markdown: str, page: Any) -> str:
         uri = page.file.src_uri
@@ -192,7 +188,7 @@ class FastPages:
             return markdown
         self._pending[uri] = (markdown, split)
         self._seen.add(uri)
-        body = _body(split.skeleton.markdown)
+        body = fast_pages.without_front_matter(split.skeleton.markdown)
         stored = self.renders.get((self.settings, body))
         if stored is not None:
             page.render = lambda config, files: self._restore(page, stored)
@@ -217,7 +213,6 @@ class FastPages:
         blocks = split.skeleton.blocks
         if not fast_pages.intact(html, len(blocks)):
             log.info("promptspec: %s: a placeholder was changed during rendering; rendered the normal way", uri)
-            self.normal += 1
             page.markdown = markdown
             type(page).render(page, config, files)
             return page.content
@@ -225,7 +220,7 @@ class FastPages:
             self.reused += 1
             del page.render
         else:
-            body = _body(split.skeleton.markdown)
+            body = fast_pages.without_front_matter(split.skeleton.markdown)
             if _cacheable(body) and len(self.renders) < MAX_RENDERS:
                 # page.content, not `html`: the render's own output, before the
                 # plugins ahead of this one in on_page_content changed it.
@@ -247,10 +242,8 @@ class FastPages:
                 self._held += 0 if self.keep else size
             else:
                 self._later[uri] = fast_pages.pack(blocks)
-            if self.keep:
-                self._skeletons[uri] = split.skeleton.markdown
             return html
-        return fast_pages.restore(html, blocks) or html
+        return fast_pages.fill(html, blocks, range(len(blocks)))  # intact: checked above
 
     def env(self, env: Any, files: Any, site: str | None) -> Any:
         """Every page is rendered; the theme is next.  The theme sees a
@@ -265,11 +258,11 @@ class FastPages:
         import jinja2
 
         env.loader = jinja2.ChoiceLoader([jinja2.DictLoader({THEMED_TEMPLATE: "{{ page.promptspec_themed }}"}), env.loader])
-        for uri, skeleton in list(self._skeletons.items()):
+        for uri in self._later:  # the deferred pages this build rendered
             file = files.get_file_from_path(uri)
             if file is None or file.page is None or file.page.content is None:
-                del self._skeletons[uri]
                 continue
+            skeleton = self.splits[uri].skeleton.markdown
             content = file.page.content
             self._contents[uri] = content
             t = self.themed.get(uri)
@@ -286,9 +279,7 @@ class FastPages:
         if later is None:
             return output
         if self.site is not None and uri in self._contents:
-            self.themed[uri] = _Themed(self._skeletons[uri], self._contents[uri], self.site, output)
-        if isinstance(later, tuple):
-            self._held -= 0 if self.keep else sum(map(len, later))
+            self.themed[uri] = _Themed(self.splits[uri].skeleton.markdown, self._contents[uri], self.site, output)
         blocks = later if isinstance(later, tuple) else fast_pages.unpack(later)
         now = self._now.pop(uri, frozenset())
         restored = fast_pages.restore(output, blocks, [n for n in range(len(blocks)) if n not in now])
@@ -332,11 +323,6 @@ def site_signature(config: Any, nav: Any) -> str:
                     st = os.stat(os.path.join(root, name))
                     h.update(f"{root}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode("utf-8", "replace"))
     return h.hexdigest()
-
-
-def _body(skeleton: str) -> str:
-    """The skeleton as MkDocs renders it: without its front matter."""
-    return _FRONT_MATTER.sub("", skeleton, count=1)
 
 
 def _cacheable(body: str) -> bool:
