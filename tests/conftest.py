@@ -4,6 +4,8 @@
   (`PROMPTSPEC_CACHE_DIR`), never the user's ~/.cache.
 * `make_spec` writes a small spec folder into tmp_path, so a test states only
   the parts it is about.
+* `codex` is the pinned released Codex CLI (codex_release.py), installed
+  once per session; the tests that ask for it skip with the reason without it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ from typing import Any, Callable, Mapping
 
 import pytest
 import yaml
+
+@pytest.fixture(scope="session")
+def codex() -> Path:
+    from codex_release import codex_install
+
+    return codex_install()
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _token_cache_dir(tmp_path_factory: pytest.TempPathFactory):

@@ -11,11 +11,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from _helpers import REPO, free_port, subprocess_env
+from promptspec.oracle.recorder import port_free
 
 def _installed() -> bool:
     """dev.py's own rule: any install stamp of the current pyproject.toml (the
@@ -40,15 +40,6 @@ def _answers(port: int) -> bool:
         return False
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_killing_dev_serve_leaves_no_server_behind(tmp_path, sig):
     port = free_port()
@@ -66,7 +57,7 @@ def test_killing_dev_serve_leaves_no_server_behind(tmp_path, sig):
         proc.send_signal(sig)  # what `kill PID`, an IDE's stop button or Ctrl-C sends
         assert proc.wait(timeout=30) == 0
         deadline = time.monotonic() + 15
-        while not _port_free(port):  # the server behind it is gone too
+        while not port_free(port):  # the server behind it is gone too
             assert time.monotonic() < deadline, "mkdocs serve still holds the port after dev.py exited"
             time.sleep(0.2)
         assert not _answers(port)

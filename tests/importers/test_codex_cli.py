@@ -10,26 +10,19 @@ from __future__ import annotations
 import json
 import socket
 import stat
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from codex_release import PINNED, codex_install  # noqa: E402
+from codex_release import PINNED
 
-from promptspec.cli import main  # noqa: E402
-from promptspec.importers.codex_cli import identify, import_cli  # noqa: E402
+from promptspec.cli import main
+from promptspec.importers.codex_cli import identify, import_cli
 
 MODEL = "gpt-5.4"
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def codex() -> Path:
-    return codex_install()
 
 
 @pytest.fixture(scope="module")
