@@ -46,14 +46,21 @@ from . import fast_pages
 log = logging.getLogger("mkdocs.plugins.promptspec")
 
 
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 class Digests:
     """What each generated file held in the last build and holds in this
     one, so that `mkdocs serve --dirty` skips the files an edit did not change
-    (MkDocs asks File.is_modified)."""
+    (MkDocs asks File.is_modified); and what this plugin left at each
+    destination, so that a serve rebuild in place (served_output) does not
+    write a file again that already holds its bytes."""
 
     def __init__(self) -> None:
         self.previous: dict[str, bytes] = {}
         self.current: dict[str, bytes] = {}
+        self.on_disk: dict[str, tuple[bytes, int, int, int]] = {}  # path -> (digest, size, inode, mtime)
 
     def next_build(self) -> None:
         self.previous, self.current = {**self.previous, **self.current}, {}
@@ -61,8 +68,24 @@ class Digests:
     def changed(self, uri: str, text: str) -> bool:
         digest = self.current.get(uri)
         if digest is None:
-            digest = self.current[uri] = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+            digest = self.current[uri] = _digest(text.encode("utf-8"))
         return self.previous.get(uri) != digest
+
+    def holds(self, path: str, digest: bytes) -> bool:
+        """Whether `path` is still the file this plugin wrote there with
+        these bytes (same inode, size and modification time since)."""
+        known = self.on_disk.get(path)
+        if known is None or known[0] != digest:
+            return False
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        return known == (digest, st.st_size, st.st_ino, st.st_mtime_ns)
+
+    def wrote(self, path: str, digest: bytes) -> None:
+        st = os.stat(path)
+        self.on_disk[path] = (digest, st.st_size, st.st_ino, st.st_mtime_ns)
 
 
 class ProducedFile(File):
@@ -88,6 +111,25 @@ class ProducedFile(File):
         if self.digests is None or self.produce is None or self._override is not None:
             return True
         return self.digests.changed(self.src_uri, self.produce())
+
+    def copy_file(self, dirty: bool = False) -> None:
+        """A destination that still holds these bytes, as this plugin wrote
+        them, is touched instead of written again: its change time says this
+        build wrote it, which is what the sweep of a serve rebuild in place
+        keeps (served_output); after MkDocs' clean there is nothing to keep."""
+        if self.digests is None or self.produce is None or self._override is not None:
+            return super().copy_file(dirty)
+        if dirty and not self.is_modified():
+            return
+        data = self.produce().encode("utf-8")
+        digest, path = _digest(data), self.abs_dest_path
+        if self.digests.holds(path, digest):
+            os.utime(path)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as out:
+                out.write(data)
+        self.digests.wrote(path, digest)
 
     @classmethod
     def make(cls, config: Any, src_uri: str, produce: Callable[[], str], digests: Digests | None = None,

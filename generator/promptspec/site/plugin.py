@@ -40,7 +40,8 @@ Under `mkdocs serve` the plugin keeps a pipeline.Session, a site.PageCache
 and mkdocs_pages.FastPages: an edit re-assembles only the variants it can
 change and regenerates only their pages, and neither Markdown nor the theme
 runs again for a variant page whose skeleton is unchanged (its new HTML goes
-into the theme output of the last build).  `mkdocs serve --dirty` rebuilds
+into the theme output of the last build); the temp site is rebuilt in place
+(served_output), not emptied first.  `mkdocs serve --dirty` rebuilds
 only the generated files whose content changed.  Each build logs one line of stage timings on
 the `mkdocs.plugins.promptspec` logger; under `mkdocs build` on a terminal
 (and not in CI) a progress bar with counts is drawn on stderr.
@@ -149,10 +150,13 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.fast = FastPages()  # splits, renders and written pages kept across serve rebuilds
         self.digests = Digests()  # what each generated file held, for `mkdocs serve --dirty`
         self.nav = None
+        self.dirty = False
+        self.aside = None  # served_output.SetAside: the served site's folders while MkDocs cleans
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.serving = command == "serve"
+        self.dirty = dirty
 
     def on_config(self, config):
         base_dir = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
@@ -188,8 +192,14 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         """Load, assemble and count the spec before MkDocs cleans site_dir:
         a broken spec must fail `mkdocs build` with the previous site still
         in place (a deploy script that ignores the exit status would publish
-        an empty site).  The Session keeps the result, so on_files redoes nothing."""
+        an empty site).  The Session keeps the result, so on_files redoes nothing.
+        Under serve: the served site's folders are set aside from MkDocs'
+        clean, to be written over in place (served_output)."""
         if self.serving:
+            if not self.dirty:
+                from . import served_output
+
+                self.aside = served_output.set_aside(config.site_dir)
             return  # serve keeps the last good pages itself
         from ..measure.encodings import TokenizerError
 
@@ -303,6 +313,11 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
     def on_files(self, files: Files, *, config) -> Files:
         from ..measure.encodings import TokenizerError
 
+        if self.aside is not None:  # MkDocs has cleaned and writes nothing before on_files ends
+            from . import served_output
+
+            served_output.put_back(self.aside)
+
         self.base_error = None
         self.page_errors = {}
         try:
@@ -381,8 +396,14 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         """Without `site_url`, MkDocs writes 404.html with links from the
         server's root ("/assets/..."), which break wherever the site is not
         served from the root (a project page, a folder opened from disk).
-        Rewritten relative to the site's root folder, where 404.html is."""
+        Rewritten relative to the site's root folder, where 404.html is.
+        Under serve, what the rebuild did not write goes (served_output)."""
         self.fast.finish()
+        if self.aside is not None:
+            from . import served_output
+
+            aside, self.aside = self.aside, None
+            served_output.sweep(aside)
         if config.site_url:
             return
         path = Path(config.site_dir) / "404.html"
@@ -392,6 +413,15 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             fixed = fixed.replace('"base": "/"', '"base": "."', 1)  # Material's search and palette scripts
             if fixed != text:
                 path.write_text(fixed, encoding="utf-8")
+
+    def on_build_error(self, *, error) -> None:
+        """A rebuild that failed leaves the served site as far as it got, as
+        MkDocs' own does, but never in the hidden holder."""
+        if self.aside is not None:
+            from . import served_output
+
+            aside, self.aside = self.aside, None
+            served_output.put_back(aside)
 
     def on_nav(self, nav, *, config, files):
         self.nav = nav
