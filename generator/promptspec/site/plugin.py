@@ -148,10 +148,13 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         from .mkdocs_pages import Digests, FastPages
 
         self.fast = FastPages()  # splits, renders and written pages kept across serve rebuilds
-        self.digests = Digests()  # what each generated file held, for `mkdocs serve --dirty`
+        self.digests = Digests()  # what each generated file held and where: `serve --dirty`, serve in place
         self.nav = None
         self.dirty = False
         self.aside = None  # served_output.SetAside: the served site's folders while MkDocs cleans
+        from .compiled_templates import ServeTemplates
+
+        self.templates = ServeTemplates()  # the theme's compiled templates, kept across serve rebuilds
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -429,7 +432,11 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
 
     def on_env(self, env, *, config, files):
         """Every page has been read and rendered: under serve, the pages that
-        can be reused whole (mkdocs_pages.FastPages.env); the build's log line."""
+        can be reused whole (mkdocs_pages.FastPages.env) and the theme's
+        templates compiled in an earlier build (compiled_templates); the
+        build's log line."""
+        if self.serving:
+            self.templates.attach(env)
         if self.config.fast_pages:
             from .mkdocs_pages import site_signature
 
