@@ -73,3 +73,19 @@ def test_mkdocs_builds_the_page_from_the_option(result, tmp_path):
     out = build_ok(mkdocs_config(tmp_path, TEMPLATES, conformance=str(report)))
     html = (out / "prompts" / "conformance" / "index.html").read_text()
     assert "3 of 3" in html and "No compared variant differs" in html
+
+
+def test_build_out_writes_the_page_from_the_option(result, tmp_path):
+    """`promptspec build --out --conformance FILE`: the page and badges the
+    plugin option gives, for a site built without MkDocs."""
+    from _helpers import cli
+
+    report = _report(tmp_path / "conformance.json", result)
+    proc = cli("build", "--out", str(tmp_path / "out"), "--conformance", str(report))
+    assert proc.returncode == 0, proc.stderr
+    pages = site.build_site(result, conformance=conformance.load(report)).pages
+    assert (tmp_path / "out" / "prompts" / "conformance.md").read_text(encoding="utf-8") == pages["prompts/conformance.md"]
+    badged = f"prompts/variants/{result.variants[0].slug}.md"
+    assert "differs from Codex 0.125.0" in (tmp_path / "out" / badged).read_text(encoding="utf-8")
+    missing = cli("build", "--out", str(tmp_path / "none"), "--conformance", str(tmp_path / "missing.json"))
+    assert missing.returncode != 0 and "verify report not found" in missing.stderr and not (tmp_path / "none").exists()

@@ -95,6 +95,30 @@ def test_a_bad_history_option_stops_the_build(repo: Path, tmp_path: Path) -> Non
     assert "promptspec: error: option 'history': side 2 (no-such-tag): unknown git revision 'no-such-tag'" in proc.stderr
 
 
+def test_build_out_writes_the_same_section(repo: Path, tmp_path: Path) -> None:
+    """`promptspec build --out --history ...`: the History pages the plugin
+    option gives, for a site built without MkDocs; a bad side stops it with
+    one line and writes nothing."""
+    from _helpers import cli
+
+    out = tmp_path / "out"
+    chosen = "harbor-5-mini/default/pair_programming/read-only"
+    proc = cli("build", "--spec", str(repo), "--out", str(out), "--history", "v1", "--history", "v2,label=2.0,date=2026-03-11",
+               "--history", "v3,label=3.0", "--history-chart", chosen)
+    assert proc.returncode == 0, proc.stderr
+    counter = TokenCounter(persist=False)
+    hist = history.build_history(series.load_series(parse_option(HISTORY), spec_dir=repo, counter=counter))
+    pages = build_site(pipeline.run(repo, counter=counter), history=hist, history_chart=(chosen,)).pages
+    for path in ("prompts/history/index.md", "prompts/history/step-1.md", "prompts/history/step-2.md"):
+        assert (out / path).read_text(encoding="utf-8") == pages[path], path
+    assert f"<code>{chosen}</code>" in pages["prompts/history/index.md"]
+
+    bad = cli("build", "--spec", str(repo), "--out", str(tmp_path / "bad"), "--history", "v1", "--history", "no-such-tag")
+    assert bad.returncode != 0 and not (tmp_path / "bad").exists()
+    (line,) = bad.stderr.strip().splitlines()
+    assert line.startswith("promptspec: error: side 2 (no-such-tag): unknown git revision 'no-such-tag'"), line
+
+
 # ---------------------------------------------------------------------------
 # In a real browser
 

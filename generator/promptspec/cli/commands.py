@@ -169,7 +169,23 @@ def cmd_build(args: argparse.Namespace) -> int:
     t = time.perf_counter()
     changes = BaseLoader().load(args.base or "lock", Path(spec_dir), result, counter=counter, root=Path.cwd())
     result.timings["base"] = time.perf_counter() - t
-    site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit)
+    history = None
+    if args.history:  # the plugin's `history` option, for sites built without MkDocs
+        from ..review import history as review_history
+        from ..review import series, sides
+
+        t = time.perf_counter()
+        with _progress("reading releases") as bar:
+            releases = series.load_series(sides.parse_sides(args.history), spec_dir=Path(spec_dir), counter=counter, progress=bar)
+        history = review_history.build_history(releases)
+        result.timings["history"] = time.perf_counter() - t
+    conformance = None
+    if args.conformance is not None:
+        from ..site import conformance as site_conformance
+
+        conformance = site_conformance.load(args.conformance)
+    site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit,
+                      history=history, history_chart=tuple(args.history_chart or ()), conformance=conformance)
     t = time.perf_counter()
     with _progress("pages") as bar:  # the variant pages are made as they are written
         docs, how = out_folder.write_out(site, result, args.out, docs=args.docs, in_place=args.in_place, progress=bar)

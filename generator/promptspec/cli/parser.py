@@ -89,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "1,000 variants, else none), all, none, or AXIS=VALUE[,VALUE...] (globs allowed; repeat for more axes)")
     p.add_argument("--list-limit", type=int, default=200, metavar="N",
                    help="overview pages list variants one by one up to N, and summarise above (default: 200)")
+    p.add_argument("--history", action="append", default=None, metavar="SIDE",
+                   help="a release for a History section, in order (repeat; two at least): a git revision, dir:PATH or "
+                        "lock:PATH, optionally followed by ,label=NAME and ,date=YYYY-MM-DD, as for `promptspec history`")
+    p.add_argument("--history-chart", action="append", default=None, metavar="VARIANT",
+                   help="a variant id the History timeline follows (repeat; default: one per model)")
+    p.add_argument("--conformance", type=Path, default=None, metavar="FILE",
+                   help="a stored `promptspec verify --out` report, shown on the pages of the variants it compared")
     p.set_defaults(func=commands.cmd_build)
 
     p = sub.add_parser("explore", help="write the variant explorer as a standalone folder (open index.html; no MkDocs)", parents=[verbose])
