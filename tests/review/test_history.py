@@ -440,3 +440,38 @@ def test_a_release_that_does_not_load_is_one_line_naming_it(repo: Path, cache: P
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("promptspec: error: side 2 (v4 (") and "unknown key 'layuot'" in err
     assert "promptspec-history-" not in err  # the temporary folder is not shown
+
+
+def test_markdown_fits_a_comment(repo: Path, cache: Path, capsys) -> None:
+    """`history --format markdown --max-chars N`: never longer than N; the
+    release table, then every step's summary (its counts alone where it does
+    not fit), then diffs, and a note naming what was cut; uncut, the same
+    text as without a cap."""
+    from promptspec.review import history_report, series
+    from promptspec.review.report import MIN_MARKDOWN_CHARS
+
+    hist = history.build_history(series.load_series(sides.parse_sides(["v1", "v2", "v3"]), spec_dir=repo, counter=TokenCounter(cache)))
+    whole = history_report.to_markdown(hist)
+    assert history_report.to_markdown(hist, max_chars=len(whole) + history_report.CUT_NOTE_RESERVE) == whole
+    assert ":scissors:" not in whole and whole.count("<details>") >= 3
+
+    tight = history_report.to_markdown(hist, max_chars=MIN_MARKDOWN_CHARS, command="promptspec history v1 v2 v3")
+    assert len(tight) <= MIN_MARKDOWN_CHARS and tight.startswith("# Prompt history")
+    assert "| v1 |" in tight and "| v3 |" in tight and "## v1 → v2" in tight and "## v2 → v3" in tight
+    assert "**Variants:**" in tight and "<details>" not in tight
+    assert "Cut to fit 2000 characters: the details of step 1, the details of step 2" in tight
+
+    # Room for both summaries and the first diff only.
+    blocks = [history_report._diff_block(c) for s in hist.steps for c in s.changes if c.diff]
+    cap = len(whole) - sum(map(len, blocks)) + len(blocks[0]) + history_report.CUT_NOTE_RESERVE
+    middle = history_report.to_markdown(hist, max_chars=cap)
+    assert len(middle) <= cap and middle.count("<details>") == 1 and blocks[0] in middle
+    assert middle.count("**Largest increases**") == whole.count("**Largest increases**") > 0
+    left = [(n, i + 1) for i, s in enumerate(hist.steps) if (n := sum(1 for c in s.changes if c.diff) - (i == 0))]
+    listed = ", ".join(f"{n} diff{'s' if n > 1 else ''} of step {i}" for n, i in left)
+    assert f"Cut to fit {cap} characters: {listed}. Run this history" in middle, middle[-300:]
+
+    code, _, err = cli(capsys, cache, "history", "v1", "v2", "--spec", str(repo), "--format", "markdown", "--max-chars", "100")
+    assert code == 2 and f"--max-chars must be at least {MIN_MARKDOWN_CHARS}" in err
+    code, md, err = cli(capsys, cache, "history", "v1", "v2", "v3", "--spec", str(repo), "--format", "markdown", "--max-chars", "2000")
+    assert code == 0 and md == tight

@@ -389,11 +389,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
     from ..review import history, history_report, series, sides
+    from ..review.report import MIN_MARKDOWN_CHARS
 
+    if args.format == "markdown" and args.max_chars < MIN_MARKDOWN_CHARS:
+        raise UsageError(f"--max-chars must be at least {MIN_MARKDOWN_CHARS}")
     with _progress("reading releases") as bar:
         releases = series.load_series(sides.parse_sides(args.sides), spec_dir=_review_spec_dir(args), counter=_counter(args), progress=bar)
-    sys.stdout.write(history_report.format_history(history.build_history(releases), args.format))
+    command = " ".join(["promptspec history", *args.sides])
+    sys.stdout.write(history_report.format_history(history.build_history(releases), args.format, max_chars=args.max_chars, command=command))
     return 0
 
 

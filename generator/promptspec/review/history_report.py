@@ -16,7 +16,7 @@ from typing import Any
 
 from .diff import part_label
 from .history import Change, History, Step
-from .report import fenced, md_code, md_escape
+from .report import MIN_MARKDOWN_CHARS, fenced, md_code, md_escape
 
 FORMATS = ("text", "markdown", "json")
 TOP = 10
@@ -206,8 +206,8 @@ def _md_reach(c: Change) -> str:
     return md_escape(c.reach.text())
 
 
-def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True) -> str:
-    """One step as Markdown (also the body of a site step page)."""
+def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief: bool = False) -> str:
+    """One step as Markdown; `brief`: its heading and counts only."""
     out = [f"{heading} {md_escape(step.title)}", ""]
     stats = step.delta_stats()
     out.append(f"**Variants:** {len(step.deltas)} matched ({len(step.changed)} changed, {step.unchanged} unchanged), "
@@ -215,6 +215,8 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True) -> str
     if stats:
         out.append(f"**Tokens Δ per variant:** min {_signed(stats[0])}, median {_signed(stats[1])}, max {_signed(stats[2])}.")
     out.append("")
+    if brief:
+        return "\n".join(out) + "\n"
     lines = axis_lines(step)
     if lines or step.added or step.removed:
         out.append("**Axis values and variants**")
@@ -245,30 +247,75 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True) -> str
     if crossings:
         out.append("**Now past auto-compaction:** " + ", ".join(f"{md_code(d.id)} ({d.headroom_after:,})" for d in crossings))
         out.append("")
-    if diffs:
-        for c in step.changes:
-            if c.diff:
-                out += [f"<details><summary>{c.id}: {md_escape(change_title(c))}</summary>", "", fenced(c.diff).rstrip("\n"), "", "</details>", ""]
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    return text + "".join(_diff_block(c) for c in step.changes if c.diff) if diffs else text
 
 
-def to_markdown(history: History) -> str:
+def _diff_block(c: Change) -> str:
+    return f"<details><summary>{c.id}: {md_escape(change_title(c))}</summary>\n\n{fenced(c.diff).rstrip(chr(10))}\n\n</details>\n\n"
+
+
+def to_markdown(history: History, *, max_chars: int | None = None, command: str | None = None) -> str:
+    """The whole history; with `max_chars` (a PR comment: GitHub holds
+    65,536), never longer: the release table first, then each step's
+    summary in order (its counts alone where the summary does not fit),
+    then the diffs, each whole or left out, and a closing note says what
+    was cut."""
+    if max_chars is not None and max_chars < MIN_MARKDOWN_CHARS:
+        raise ValueError(f"--max-chars must be at least {MIN_MARKDOWN_CHARS}")
     out = ["# Prompt history", "", "| release | date | variants | tokens min | median | max |", "|---|---|---|---|---|---|"]
     for r in history.releases:
         stats = release_stats(r)
         cells = [_fmt_num(x) for x in stats] if stats else ["-", "-", "-"]
         out.append(f"| {md_escape(r.label)} | {md_escape(r.date or '')} | {len(r.variants):,} | " + " | ".join(cells) + " |")
-    out.append("")
-    for step in history.steps:
-        out.append(step_markdown(step))
-    return "\n".join(out)
+    head = "\n".join(out) + "\n\n"
+    steps = [(("\n" if i else "") + step_markdown(step, diffs=False), [_diff_block(c) for c in step.changes if c.diff])
+             for i, step in enumerate(history.steps)]
+    if max_chars is None:
+        return head + "".join(summary + "".join(diffs) for summary, diffs in steps)
+    room = max_chars - len(head) - CUT_NOTE_RESERVE
+    shown: list[tuple[str, list[str]]] = []
+    cut: list[str] = []
+    for i, (summary, _) in enumerate(steps):
+        name = f"step {i + 1}"
+        if len(summary) > room:
+            summary = ("\n" if i else "") + step_markdown(history.steps[i], brief=True)
+            cut.append(f"the details of {name}" if len(summary) <= room else name)
+        if len(summary) <= room:
+            room -= len(summary)
+            shown.append((summary, []))
+        else:
+            shown.append(("", []))
+    for i, (_, diffs) in enumerate(steps):
+        if not shown[i][0] or len(shown[i][0]) < len(steps[i][0]):
+            continue  # a step cut or shown by its counts alone: its diffs are already counted as cut
+        left = 0
+        for block in diffs:
+            if len(block) <= room:
+                room -= len(block)
+                shown[i][1].append(block)
+            else:
+                left += 1
+        if left:
+            cut.append(f"{left} diff{'s' if left > 1 else ''} of step {i + 1}")
+    text = head + "".join(summary + "".join(diffs) for summary, diffs in shown)
+    if cut:
+        listed = ", ".join(cut[:8]) + (f" and {len(cut) - 8} more" if len(cut) > 8 else "")
+        rerun = md_escape(command) if command else "this history"
+        note = f"> :scissors: Cut to fit {max_chars} characters: {md_escape(listed)}. Run {rerun} with --format text locally for everything."
+        text += "\n" + note[: max_chars - len(text) - 2] + "\n"
+    return text
 
 
-def format_history(history: History, fmt: str) -> str:
+CUT_NOTE_RESERVE = 400
+"""Characters kept free for the closing note of a cut history."""
+
+
+def format_history(history: History, fmt: str, *, max_chars: int | None = None, command: str | None = None) -> str:
     if fmt == "json":
         return to_json(history)
     if fmt == "markdown":
-        return to_markdown(history)
+        return to_markdown(history, max_chars=max_chars, command=command)
     return to_text(history)
 
 
