@@ -174,7 +174,7 @@ def test_a_one_mode_edit_through_git_fits_on_one_screen(tmp_path, capsys) -> Non
     assert len(lines) <= 45, visible
     assert re.search(r"\*\*24 of 88 variants changed; largest Δ \+\d+ tokens .*total Δ \+\d+ tokens", visible)
     (item,) = [line for line in lines if line.startswith("- **c")]
-    assert "24 of 88 variants — mode &#61; plan &#40;all models, personalities, sandbox modes&#41;" in item
+    assert "24 of 88 variants — mode &#61; plan &#40;all models&#41;" in item
     assert "changed: <code>modes/plan.md</code>" in item
     assert "<details open>" in visible and "```diff" in visible
     assert "+List the risks you see, one line each." in visible

@@ -14,7 +14,7 @@ from promptspec.cli import main
 from promptspec.errors import SpecError
 from promptspec.measure.counter import TokenCounter
 from promptspec.pipeline import run
-from promptspec.review import axes, worddiff
+from promptspec.review import reach, worddiff
 from promptspec.review.budgets import result_breaches
 from promptspec.review.pair import compare_variants
 from promptspec.site.index import SiteIndex
@@ -195,16 +195,25 @@ ALL = [f"{m}/{p}/{o}" for m in ["m1", "m2"] for p in ["a", "b"] for o in ["x", "
 
 
 def test_axis_summaries() -> None:
+    """reach.describe: the counted line of `diff` and `check`, the same rules
+    and wording as a history's reach (one mechanism for both)."""
     ys = [v for v in ALL if v.endswith("/y")]
-    assert axes.describe(ys, ALL, AXES) == "4 of 12 variants — mode = y (all models, personalities)"
+    assert reach.describe(ys, ALL, AXES) == "4 of 12 variants — mode = y (all models)"
     m1_not_z = [v for v in ALL if v.startswith("m1/") and not v.endswith("/z")]
-    assert axes.describe(m1_not_z, ALL, AXES) == "4 of 12 variants — model = m1, mode ∈ {x, y} (all personalities)"
-    assert axes.describe(ALL, ALL, AXES) == "all 12 variants"
+    assert reach.describe(m1_not_z, ALL, AXES) == "4 of 12 variants — model = m1, mode ∈ {x, y}"
+    assert reach.describe(ALL, ALL, AXES) == "all 12 variants"
+    assert reach.describe([], ALL, AXES) == "no variants (of 12)"
     odd = ["m1/a/x", "m2/b/y"]  # no axis rule describes these: ids
-    assert axes.describe(odd, ALL, AXES) == "2 of 12 variants: m1/a/x, m2/b/y"
+    assert reach.describe(odd, ALL, AXES) == "2 of 12 variants: m1/a/x, m2/b/y"
+    assert reach.describe([*ys, "m1/a/x"], ALL, AXES) == "5 of 12 variants — mode = y (all models); 1 variant: m1/a/x"
+    not_x = [v for v in ALL if not v.endswith("/x")]
+    assert reach.describe(not_x, ALL, [("model", ["m1", "m2"]), ("personality", ["a", "b"]), ("mode", ["z", "y", "x"])]) \
+        == "8 of 12 variants — mode ∈ {z, y} (all models)"  # values in the spec's order
     # An excluded cell does not break a rule: the rule is checked against the variants that exist.
     some = [v for v in ALL if v != "m2/b/y"]
-    assert axes.describe([v for v in some if v.endswith("/y")], some, AXES) == "3 of 11 variants — mode = y (all models, personalities)"
+    assert reach.describe([v for v in some if v.endswith("/y")], some, AXES) == "3 of 11 variants — mode = y (all models)"
+    # An id of another shape counts, by id.
+    assert reach.describe([*ys, "other"], [*ALL, "other"], AXES) == "5 of 13 variants — mode = y (all models); 1 variant: other"
 
 
 def test_word_diff_marks_only_changed_words() -> None:

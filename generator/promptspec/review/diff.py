@@ -238,10 +238,10 @@ class Diff:
     """Budget breaches (review/budgets.py) of the head side, set by the caller."""
 
     def describe(self, ids: Sequence[str]) -> str:
-        """'24 of 88 variants — mode = plan (all models, ...)', or the ids when no axis rule fits."""
-        from .axes import describe
+        """'24 of 88 variants — mode = plan (all models)', or the ids no axis rule covers (reach.py)."""
+        from .reach import describe
 
-        return describe(list(ids), list(self.universe), self.axes)
+        return describe(list(ids), self.universe, self.axes)
 
     def headline(self) -> str:
         """The largest change of one variant and the total over all changed variants."""

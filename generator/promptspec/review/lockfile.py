@@ -487,7 +487,7 @@ def format_check(diff: LockDiff, lock_path: str, *, limit: int = 40, axes=None) 
     universe = sorted({c.id for c in diff.changed} | {v.id for v in diff.added} | set(diff.unchanged))
     for path, ids in changed_files(diff).items():
         if axes:
-            from .axes import describe
+            from .reach import describe
 
             reach = describe(list(ids), universe, axes)
         else:

@@ -5,13 +5,22 @@
 value (or a few values) on one or two axes, whose variants all lie in the set
 -- and falls back to ids only for variants no rule fits.  Rules are chosen
 greedily (largest first, ties in axis order), so the result is deterministic.
+A set that is exactly the variants whose values lie in a set per axis is one
+rule.  `describe(ids, universe_ids, axes)` is the counted line of `diff` and
+`check` ("24 of 88 variants — mode = plan (all models)"), for sets of
+variant ids split by the spec's axes; history steps use `summarise` on the
+releases' own axis values.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
+
+Axes = Sequence[tuple[str, Sequence[str]]]
+"""A spec's axes: (name, values in the spec's order)."""
 
 MAX_RULES = 4
 """More rules than this read worse than a count with ids."""
@@ -44,6 +53,24 @@ class Reach:
             shown = ", ".join(self.ids[:MAX_IDS]) + (f", … ({len(self.ids) - MAX_IDS} more)" if len(self.ids) > MAX_IDS else "")
             parts.append(f"{len(self.ids)} variant{'s' if len(self.ids) != 1 else ''}: {shown}" if parts or len(self.ids) > 1 else shown)
         return "; ".join(parts)
+
+    @property
+    def by_axes(self) -> bool:
+        """Said by axis rules alone (no id listed)."""
+        return self.count > 0 and not self.ids
+
+    def counted(self) -> str:
+        """`text()` with the count: `24 of 88 variants — mode = plan (all models)`,
+        `2 of 12 variants: a, b`, `all 88 variants`, `no variants (of 88)`."""
+        if self.count == 0:
+            return f"no variants (of {self.total})"
+        if self.everything:
+            return f"all {self.total} variants" if self.total != 1 else "the only variant"
+        count = f"{self.count} of {self.total} variant{'s' if self.total != 1 else ''}"
+        if not self.rules:
+            shown = ", ".join(self.ids[:MAX_IDS]) + (f", … and {len(self.ids) - MAX_IDS} more" if len(self.ids) > MAX_IDS else "")
+            return f"{count}: {shown}"
+        return f"{count} — {self.text()}"
 
     def to_data(self) -> dict:
         return {
@@ -79,7 +106,8 @@ class Universe:
     or two axes) precomputed: a history summarises hundreds of changes against
     the same release."""
 
-    def __init__(self, universe: Mapping[str, tuple[tuple[str, str], ...]]):
+    def __init__(self, universe: Mapping[str, tuple[tuple[str, str], ...]], order: Axes = ()):
+        """`order`: the axes' values in the spec's order (default: as they come)."""
         self.ids = universe
         self.axes: list[str] = []
         self.values: dict[str, list[str]] = {}
@@ -92,6 +120,10 @@ class Universe:
                 if value not in self.values[axis]:
                     self.values[axis].append(value)
                 by_value.setdefault((axis, value), set()).add(vid)
+        for axis, values in order:
+            if axis in self.values:
+                rank = {v: i for i, v in enumerate(values)}
+                self.values[axis].sort(key=lambda v: (rank.get(v, len(rank)), v))
         self.free = tuple(a for a in self.axes if len(self.values[a]) > 1)
         self.rows = [dict(vals) for vals in universe.values()]
         self.singles = [(((a, v),), frozenset(by_value[(a, v)])) for a in self.free for v in self.values[a]]
@@ -189,4 +221,29 @@ def _merge(keys: list[tuple[tuple[str, str], ...]], values: Mapping[str, list[st
     return best or []
 
 
-__all__ = ["Reach", "Universe", "summarise"]
+def summarise_ids(ids: Sequence[str], universe: Sequence[str], axes: Axes) -> Reach:
+    """`summarise` for variant ids whose parts (split on "/") are the values
+    of `axes`; ids of another shape count in the total, listed by id."""
+    u = _id_universe(tuple(universe), tuple((a, tuple(v)) for a, v in axes))
+    reach = summarise(ids, u)
+    if len(u.ids) == len(universe):
+        return reach
+    chosen = list(dict.fromkeys(ids))
+    odd = tuple(i for i in chosen if i not in u.ids)
+    return Reach(reach.rules, reach.ids + odd, len(chosen), len(universe), u.free, u.values)
+
+
+def describe(ids: Sequence[str], universe: Sequence[str], axes: Axes) -> str:
+    """One counted line for a set of variant ids (Reach.counted)."""
+    return summarise_ids(ids, universe, axes).counted()
+
+
+@functools.lru_cache(maxsize=8)
+def _id_universe(universe: tuple[str, ...], axes: tuple[tuple[str, tuple[str, ...]], ...]) -> Universe:
+    """Kept for the few universes of one report (a diff describes each change against the same one)."""
+    names = [a for a, _ in axes]
+    split = {vid: tuple(zip(names, parts)) for vid in universe if len(parts := vid.split("/")) == len(names)}
+    return Universe(split, order=axes)
+
+
+__all__ = ["Axes", "Reach", "Universe", "describe", "summarise", "summarise_ids"]

@@ -280,10 +280,11 @@ def _md_changed(g: ChangeGroup) -> str:
 
 
 def _rule(diff: Diff, g: ChangeGroup) -> str:
-    """The axis description of a change's variants, or "" when only a list of ids describes them."""
-    from .axes import axis_rule
+    """The axis description of a change's variants, or "" when axis rules do not cover them all."""
+    from .reach import summarise_ids
 
-    return diff.describe(g.variants) if axis_rule(g.variants, diff.universe, diff.axes) is not None else ""
+    reach = summarise_ids(g.variants, diff.universe, diff.axes)
+    return reach.counted() if reach.by_axes else ""
 
 
 def _md_group_line(diff: Diff, g: ChangeGroup) -> str:
