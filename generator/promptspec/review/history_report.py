@@ -255,6 +255,10 @@ def _diff_block(c: Change) -> str:
     return f"<details><summary>{c.id}: {md_escape(change_title(c))}</summary>\n\n{fenced(c.diff).rstrip(chr(10))}\n\n</details>\n\n"
 
 
+CUT_NOTE_RESERVE = 400
+"""Characters kept free for the closing note of a cut history."""
+
+
 def to_markdown(history: History, *, max_chars: int | None = None, command: str | None = None) -> str:
     """The whole history; with `max_chars` (a PR comment: GitHub holds
     65,536), never longer: the release table first, then each step's
@@ -275,22 +279,20 @@ def to_markdown(history: History, *, max_chars: int | None = None, command: str 
         return head + "".join(summary + "".join(diffs) for summary, diffs in steps)
     room = max_chars - len(head) - CUT_NOTE_RESERVE
     shown: list[tuple[str, list[str]]] = []
+    whole: list[int] = []  # the steps shown with their whole summary: only these get diffs
     cut: list[str] = []
     for i, (summary, _) in enumerate(steps):
-        name = f"step {i + 1}"
-        if len(summary) > room:
-            summary = ("\n" if i else "") + step_markdown(history.steps[i], brief=True)
-            cut.append(f"the details of {name}" if len(summary) <= room else name)
         if len(summary) <= room:
-            room -= len(summary)
-            shown.append((summary, []))
+            whole.append(i)
         else:
-            shown.append(("", []))
-    for i, (_, diffs) in enumerate(steps):
-        if not shown[i][0] or len(shown[i][0]) < len(steps[i][0]):
-            continue  # a step cut or shown by its counts alone: its diffs are already counted as cut
+            summary = ("\n" if i else "") + step_markdown(history.steps[i], brief=True)
+            cut.append(f"the details of step {i + 1}" if len(summary) <= room else f"step {i + 1}")
+            summary = summary if len(summary) <= room else ""
+        room -= len(summary)
+        shown.append((summary, []))
+    for i in whole:
         left = 0
-        for block in diffs:
+        for block in steps[i][1]:
             if len(block) <= room:
                 room -= len(block)
                 shown[i][1].append(block)
@@ -305,10 +307,6 @@ def to_markdown(history: History, *, max_chars: int | None = None, command: str 
         note = f"> :scissors: Cut to fit {max_chars} characters: {md_escape(listed)}. Run {rerun} with --format text locally for everything."
         text += "\n" + note[: max_chars - len(text) - 2] + "\n"
     return text
-
-
-CUT_NOTE_RESERVE = 400
-"""Characters kept free for the closing note of a cut history."""
 
 
 def format_history(history: History, fmt: str, *, max_chars: int | None = None, command: str | None = None) -> str:
