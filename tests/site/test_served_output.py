@@ -186,3 +186,20 @@ def test_a_download_that_holds_its_bytes_is_touched_not_written(tmp_path: Path) 
     dest.unlink()  # MkDocs' clean
     f.copy_file()
     assert dest.read_text() == text
+
+
+def test_a_folder_that_cannot_be_moved_leaves_the_clean_to_mkdocs(tmp_path: Path) -> None:
+    """A rename that fails halfway (here an immutable folder, which not even
+    root may move) puts back what was moved and hands the clean back to MkDocs."""
+    import subprocess
+
+    site = tmp_path / "site"
+    for name in ("a", "b", "c"):
+        _write(site / name / "index.html", name)
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(site / "b")], capture_output=True).returncode != 0:
+        pytest.skip("needs chattr +i (e2fsprogs, a file system with the immutable flag, and the right to set it)")
+    try:
+        assert served_output.set_aside(site) is None
+        assert _tree(site) == {"a/", "a/index.html", "b/", "b/index.html", "c/", "c/index.html"}
+    finally:
+        subprocess.run(["chattr", "-i", str(site / "b")], check=True)

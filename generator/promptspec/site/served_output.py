@@ -46,8 +46,9 @@ def supported() -> bool:
 
 def set_aside(site_dir: str | os.PathLike[str]) -> SetAside | None:
     """Moves the site folder's top-level folders into a hidden holder (a
-    rename each).  None where there is nothing to keep or ctime cannot tell
-    what a build wrote."""
+    rename each).  None where there is nothing to keep, ctime cannot tell
+    what a build wrote, or the folder cannot be renamed in (MkDocs' own
+    clean runs then)."""
     site = Path(site_dir)
     if not supported() or not site.is_dir():
         return None
@@ -57,11 +58,18 @@ def set_aside(site_dir: str | os.PathLike[str]) -> SetAside | None:
     entries = [e for e in os.scandir(site) if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
     if not entries:
         return None
-    holder.mkdir()
-    aside = SetAside(site, holder.stat().st_ctime_ns)
-    for entry in entries:
-        os.rename(entry.path, holder / entry.name)
-        aside.moved.append(entry.name)
+    try:
+        holder.mkdir()
+        aside = SetAside(site, holder.stat().st_ctime_ns)
+    except OSError:
+        return None  # MkDocs' own clean, then
+    try:
+        for entry in entries:
+            os.rename(entry.path, holder / entry.name)
+            aside.moved.append(entry.name)
+    except OSError:
+        put_back(aside)  # what was moved goes back; MkDocs cleans as usual
+        return None
     return aside
 
 
