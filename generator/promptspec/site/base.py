@@ -85,8 +85,9 @@ def load_lock(spec_dir: Path, head: Any, memo: dict[int, Any] | None = None) -> 
     data = lockfile.read(path)
     memo = {} if memo is None else memo
     diff = review.compare_to_lock(data, head, memo)
-    # Section hashes of the changed variants only, so identical changes group.
+    # Section hashes of the changed variants only, so identical changes group:
+    # the entries compare_to_lock just made (the memo holds this result's).
     changed = {c.id for c in diff.changed}
-    entries = {vid: entry for vid, entry in lockfile.variant_entries(head, memo).items() if vid in changed}
+    entries = {m.request.variant.id: memo[id(m)][1] for m in head.measures if m.request.variant.id in changed}
     measures = {m.request.variant.id: m for m in head.measures}
     return site_changes.from_lock(LOCK_FILE, data, diff, {"variants": entries}, measures)

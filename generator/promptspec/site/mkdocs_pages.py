@@ -67,8 +67,11 @@ class Digests:
 
     def changed(self, uri: str, text: str) -> bool:
         digest = self.current.get(uri)
-        if digest is None:
-            digest = self.current[uri] = _digest(text.encode("utf-8"))
+        return self.note(uri, digest if digest is not None else _digest(text.encode("utf-8")))
+
+    def note(self, uri: str, digest: bytes) -> bool:
+        """This build's digest of `uri`; whether it differs from the last build's."""
+        self.current[uri] = digest
         return self.previous.get(uri) != digest
 
     def holds(self, path: str, digest: bytes) -> bool:
@@ -119,10 +122,10 @@ class ProducedFile(File):
         keeps (served_output); after MkDocs' clean there is nothing to keep."""
         if self.digests is None or self.produce is None or self._override is not None:
             return super().copy_file(dirty)
-        if dirty and not self.is_modified():
-            return
         data = self.produce().encode("utf-8")
         digest, path = _digest(data), self.abs_dest_path
+        if dirty and not self.digests.note(self.src_uri, digest):  # is_modified, from the bytes made here
+            return
         if self.digests.holds(path, digest):
             os.utime(path)
         else:
