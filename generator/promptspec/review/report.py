@@ -335,14 +335,15 @@ def _trim_block(what: str, block: str, room: int, diff: Diff) -> str | None:
     if not what.startswith("change ") or room < 400:
         return None
     g = diff.group(what.split(" ", 1)[1])
+    rule = _rule(diff, g)  # summarised once for every candidate below
     for limit in (10, 0):
-        candidate = _group_block(g, limit, rule=_rule(diff, g))
+        candidate = _group_block(g, limit, rule=rule)
         if len(candidate) + 1 <= room:
             return candidate
     lo, hi, best = 0, len(g.diff.splitlines()), None
     while lo <= hi:  # the most diff lines that fit
         mid = (lo + hi) // 2
-        candidate = _group_block(g, 0, mid, rule=_rule(diff, g))
+        candidate = _group_block(g, 0, mid, rule=rule)
         if len(candidate) + 1 <= room:
             best, lo = candidate, mid + 1
         else:
