@@ -18,6 +18,7 @@ from promptspec.spec.schemas import KINDS, schema_path
 from promptspec.util import project_config
 
 from _helpers import TEMPLATES, subprocess_env
+from required import require_program
 
 
 def test_python_m_promptspec_runs_the_cli(tmp_path: Path) -> None:
@@ -51,9 +52,8 @@ def test_bash_completion_registers_and_knows_the_commands(tmp_path: Path, capsys
     script.write_text(capsys.readouterr().out)
     for command in ("list", "render", "build", "lint", "diff", "schema", "completion"):
         assert command in script.read_text()
-    if shutil.which("bash") is None:
-        pytest.skip("bash is not installed")
-    proc = subprocess.run(["bash", "-c", f"source {script} && complete -p promptspec"], capture_output=True, text=True)
+    bash = require_program("bash", "apt-get install bash")
+    proc = subprocess.run([bash, "-c", f"source {script} && complete -p promptspec"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "promptspec" in proc.stdout
 
@@ -62,8 +62,8 @@ def test_zsh_completion_is_a_compdef(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["completion", "zsh"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("#compdef promptspec")
-    if shutil.which("zsh"):
-        assert subprocess.run(["zsh", "-n", "-c", out]).returncode == 0
+    zsh = require_program("zsh", "apt-get install zsh; .ci/run installs it")
+    assert subprocess.run([zsh, "-n", "-c", out]).returncode == 0
 
 
 # ---------------------------------------------------------------------------

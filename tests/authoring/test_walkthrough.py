@@ -6,7 +6,6 @@ guide stops working, this test fails."""
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import json
 import re
@@ -50,12 +49,6 @@ def run(argv: list[str], spec: Path, capsys: pytest.CaptureFixture[str]) -> tupl
     code = cli.main([*argv[1:], "--spec", str(spec)])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
-
-
-def has_command(name: str) -> bool:
-    parser = cli.build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return name in sub.choices
 
 
 def test_walkthrough(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -121,22 +114,18 @@ def test_walkthrough(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0, out
     assert out == "no findings\n" and out in blocks("text")
 
-    # 6. Update the lock (written by another part of promptspec; skip if absent).
-    if not has_command("lock"):
-        pytest.skip("`promptspec lock` is not available in this build; steps 1-5 passed")
-    if has_command("check") and (spec / "prompts.lock.json").is_file():
-        # The committed lock no longer matches: this is why the step exists.
-        code, out = run(["promptspec", "check"], spec, capsys)
-        assert code == 1, out
+    # 6. Update the lock. The committed lock no longer matches: this is why the step exists.
+    assert (spec / "prompts.lock.json").is_file(), "templates/ ships a lock file"
+    code, out = run(["promptspec", "check"], spec, capsys)
+    assert code == 1, out
     (lock_cmd,) = commands("promptspec lock")
     code, out = run(lock_cmd, spec, capsys)
     assert code == 0, out
     lock = json.loads((spec / "prompts.lock.json").read_text())
     text = json.dumps(lock)
     assert f'"{name}"' in text, "the lock file has no section of the new fragment"
-    if has_command("check"):
-        code, out = run(["promptspec", "check"], spec, capsys)
-        assert code == 0, out
+    code, out = run(["promptspec", "check"], spec, capsys)
+    assert code == 0, out
     # The lock file is not spec input: lint stays clean with it present.
     code, out = run(lint_cmd, spec, capsys)
     assert code == 0 and out == "no findings\n", out

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from required import needs
+
 from promptspec import pipeline
 from promptspec.assemble import export
 from promptspec.measure.counter import TokenCounter
@@ -73,7 +75,7 @@ def test_codex_estimate_is_ceil_bytes_over_four() -> None:
         assert codex_estimate(text) == math.ceil(len(text.encode("utf-8")) / 4)
 
 
-@pytest.mark.skipif(not CODEX.is_dir(), reason="../shared/fixtures/codex is absent (it is only present beside the promptspec checkout)")
+@needs(CODEX.is_dir(), "../shared/fixtures/codex is absent (it is only present beside the promptspec checkout)")
 def test_codex_fixture_every_section_counted(tmp_path: Path) -> None:
     from promptspec.importers.codex_source import import_codex
 

@@ -33,6 +33,8 @@ from promptspec.measure import counter as counter_module, encodings
 from promptspec.measure.encodings import KNOWN_ENCODINGS, TokenCacheWarning, TokenizerError, codex_estimate, encoding_for_model, get_encoding
 from promptspec.measure.counter import TokenCounter, count_files, format_token_lines
 
+from required import require_shared
+
 SAMPLES = {
     "empty": "",
     "prose": "The quick brown fox jumps over the lazy dog. It wasn't the fox's fault!",
@@ -134,9 +136,8 @@ def test_special_token_lookalikes_count_as_text(memory_counter: TokenCounter, re
 
 def test_fixture_prompt_counts_match(reference, memory_counter: TokenCounter) -> None:
     fixtures = ROOT.parent / "shared" / "fixtures" / "codex"
-    files = sorted(fixtures.rglob("*.md")) if fixtures.is_dir() else []
-    if not files:
-        pytest.skip("Codex fixture not present")
+    files = sorted(require_shared(fixtures).rglob("*.md"))
+    assert files, f"no prompt files under {fixtures}"
     items = [("o200k_base", p.read_text(encoding="utf-8")) for p in files]
     counts = memory_counter.count_many(items)
     for pair in items:

@@ -31,13 +31,12 @@ from promptspec import pipeline
 from promptspec.measure.counter import TokenCounter
 
 from _helpers import MKDOCS_YML, TEMPLATES, build_ok, expected_sections, mkdocs_build, mkdocs_config
+from required import browser, missing, require_program
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 VARIANT = "harbor-5/friendly/plan/workspace-write"
 HOSTILE_MARKER = '"]); click n1 alert(1) <b>&#35;</b>'  # short enough for a diagram label (40 chars)
 
-selenium = pytest.importorskip("selenium", reason="selenium is not installed (pip install -e .[test])")
+CHROMIUM, CHROMEDRIVER = browser()  # found on PATH; a skip, or in CI a failure, without them
 from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
@@ -61,9 +60,7 @@ OPEN_SHADOW_ROOTS = """
 
 @pytest.fixture(scope="session")
 def browser_available():
-    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
-    if missing:
-        pytest.skip(f"headless browser tests need {', '.join(missing)} (apt-get install chromium chromium-driver)")
+    return CHROMIUM, CHROMEDRIVER
 
 
 @pytest.fixture(scope="session")
@@ -76,9 +73,7 @@ def mermaid_js(browser_available, tmp_path_factory) -> Path:
         if not path.is_file():
             pytest.fail(f"PROMPTSPEC_MERMAID_JS={given} does not exist")
         return path
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed, so no local Mermaid copy (set PROMPTSPEC_MERMAID_JS or install npm)")
+    npm = require_program("npm", "no local Mermaid copy without it: set PROMPTSPEC_MERMAID_JS or install npm")
     prefix = tmp_path_factory.mktemp("npm")
     try:
         proc = subprocess.run(
@@ -86,11 +81,11 @@ def mermaid_js(browser_available, tmp_path_factory) -> Path:
             capture_output=True, text=True, timeout=600,
         )
     except subprocess.TimeoutExpired:
-        pytest.skip("npm install mermaid@11 timed out (offline?)")
+        missing("npm install mermaid@11 timed out (offline?)")
     path = prefix / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
     if proc.returncode != 0 or not path.is_file():
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"npm install mermaid@11 failed (offline?): {last}")
+        missing(f"npm install mermaid@11 failed (offline?): {last}")
     return path
 
 
@@ -186,7 +181,7 @@ def conformance_site(www, embedded, tmp_path_factory):
 @pytest.fixture(scope="session")
 def driver(browser_available, tmp_path_factory):
     options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
+    options.binary_location = CHROMIUM
     for flag in (
         "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run", "--disable-sync",
@@ -197,7 +192,7 @@ def driver(browser_available, tmp_path_factory):
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     drv.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": OPEN_SHADOW_ROOTS})
     yield drv
     drv.quit()

@@ -21,6 +21,7 @@ from promptspec.site import fast_pages
 from promptspec.site.build import PageCache, build_site
 
 from _helpers import TEMPLATES, break_spec, mkdocs_build, mkdocs_config, mkdocs_serve, poll, subprocess_env
+from required import require_module
 
 FORGED = "<!--promptspec:block 0--> <!-- x --> -->"
 """Spec text that looks like a placeholder: it must reach the page as text."""
@@ -126,8 +127,7 @@ def test_fast_path_gives_the_normal_paths_site(tmp_path: Path, diagrams: str) ->
 
 
 def test_fast_path_under_properdocs(tmp_path: Path) -> None:
-    if importlib.util.find_spec("properdocs") is None:
-        pytest.skip("ProperDocs is not installed (a test extra: pip install -e '.[test]')")
+    require_module("properdocs", "ProperDocs is a test extra: pip install -e '.[test]'")
     spec = _spec(tmp_path)
     fast, log = _build(tmp_path, spec, "fast", engine="properdocs")
     normal, _ = _build(tmp_path, spec, "normal", engine="properdocs", fast_pages=False)

@@ -24,9 +24,8 @@ from promptspec.site.history_pages import parse_option, traces
 
 from _helpers import build_ok, mkdocs_config
 from history_repo import REALTIME_LINE, make_repo
+from required import browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 HISTORY = ["v1", {"side": "v2", "label": "2.0", "date": "2026-03-11"}, "v3,label=3.0"]
 
 
@@ -141,21 +140,18 @@ SLATE = "document.body.style.background = '#1e2129'; document.body.style.color =
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory):
-    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
-    if missing:
-        pytest.skip(f"browser tests need {', '.join(missing)} (apt-get install chromium chromium-driver)")
-    pytest.importorskip("selenium", reason="selenium is not installed (pip install -e .[test])")
+    chromium, chromedriver = browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
+    options.binary_location = chromium
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync", f"--user-data-dir={tmp_path_factory.mktemp('chromium-history')}",
                  "--window-size=1400,1000", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    drv = webdriver.Chrome(service=Service(chromedriver), options=options)
     yield drv
     drv.quit()
 

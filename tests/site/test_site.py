@@ -28,6 +28,7 @@ from promptspec.site.index import Paths, relative
 from promptspec.site.markup import md_inline, pre, prompt_html
 from promptspec.measure.counter import TokenCounter
 
+from required import require_shared
 from _helpers import (
     MKDOCS_YML,
     REPO,
@@ -627,10 +628,7 @@ def test_pages_folder_must_stay_inside(bad):
 
 def test_codex_fixture_site_builds_strict(tmp_path):
     fixture = SHARED / "fixtures" / "codex"
-    if not fixture.is_dir():
-        pytest.skip(f"Codex fixture not found at {fixture}")
-    if importlib.util.find_spec("promptspec.importers.codex_source") is None:
-        pytest.skip("promptspec.importers.codex_source is not there yet (import-codex unavailable)")
+    require_shared(fixture)
     out = tmp_path / "codex-spec"
     proc = cli("import-codex", str(fixture), "--out", str(out))
     assert proc.returncode == 0, proc.stderr

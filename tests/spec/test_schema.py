@@ -29,9 +29,10 @@ from promptspec.spec.schemas import KINDS, load_schema, modeline, schema_url
 from promptspec.spec.sources import load_json, load_yaml
 
 from _helpers import TEMPLATES
+from required import require_module, require_shared
 from test_corpus import CASES, prepare
 
-jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is a test dependency: pip install -e '.[test]'")
+jsonschema = require_module("jsonschema", "jsonschema is a test dependency: pip install -e '.[test]'")
 
 BEYOND_SCHEMA = {
     # Files and the file system: a schema sees one document's data only.
@@ -204,8 +205,7 @@ def test_the_embedded_spec_validates() -> None:
 
 def test_an_imported_codex_spec_validates(tmp_path: Path) -> None:
     fixture = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "codex"
-    if not (fixture / "codex-rs").is_dir():
-        pytest.skip(f"Codex fixture not found at {fixture} (../shared beside the repository)")
+    require_shared(fixture / "codex-rs")
     from promptspec.importers.codex_source import import_codex
 
     spec = import_codex(fixture, tmp_path / "spec")
