@@ -20,6 +20,13 @@ from pathlib import Path
 from required import missing
 
 PINNED = "0.125.0"
+PINNED_BODY_KEYS = (
+    "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
+    "reasoning", "store", "stream", "include", "prompt_cache_key", "text", "client_metadata",
+)
+"""The top-level keys of the request body Codex 0.125.0 sends, in order (the
+harvest in ../shared/research/codex-cli-oracle.md §3); checked against a live
+capture by tests/verify/test_verify.py."""
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -93,3 +93,17 @@ def check_marked(item: pytest.Item) -> None:
     """For pytest_runtest_setup: `missing()` for the first missing_requirement marker."""
     for mark in item.iter_markers("missing_requirement"):
         missing(mark.args[0])
+
+
+def refusing_folder(tmp_path: Path) -> Path:
+    """A folder nothing may be created in, for the "the system says no" paths:
+    a read-only (0500) folder, or for root, whom modes do not stop (CI jobs
+    often run as root), sysfs, where mkdir is refused even to root (EPERM).
+    The mode is left as is: pytest's tmp cleanup copes with 0500."""
+    if os.geteuid() != 0:
+        locked = tmp_path / "read-only"
+        locked.mkdir()
+        locked.chmod(0o500)
+        return locked
+    require(Path("/sys/kernel").is_dir(), "no sysfs at /sys, the folder root cannot write in")
+    return Path("/sys")

@@ -135,9 +135,11 @@ def test_a_bad_table_is_one_line_with_file_and_line(tmp_path: Path, monkeypatch:
 
 
 def test_no_pyproject_means_no_defaults(tmp_path: Path) -> None:
+    # A folder with no pyproject.toml on the way up (tmp_path's parents hold none either).
+    assert not any((p / "pyproject.toml").exists() for p in (tmp_path, *tmp_path.parents))
     config = project_config.load(tmp_path)
-    assert config.path is None or config.path.parent in tmp_path.parents
-    assert project_config.find(tmp_path) is None or project_config.find(tmp_path).parent != tmp_path
+    assert config.path is None and project_config.find(tmp_path) is None
+    assert dict(config.values) == {}
 
 
 # ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from promptspec.measure import counter as counter_module, encodings
 from promptspec.measure.encodings import KNOWN_ENCODINGS, TokenCacheWarning, TokenizerError, codex_estimate, encoding_for_model, get_encoding
 from promptspec.measure.counter import TokenCounter, count_files, format_token_lines
 
-from required import require_shared
+from required import refusing_folder, require_shared
 
 SAMPLES = {
     "empty": "",
@@ -382,16 +382,10 @@ def test_unwritable_cache_dir_warns_once(tmp_path: Path, reference) -> None:
     assert counter.cache_path is None
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores permissions")
 def test_read_only_cache_dir_warns(tmp_path: Path) -> None:
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o500)
-    try:
-        with pytest.warns(TokenCacheWarning):
-            assert TokenCounter(locked).count("hello world", "o200k_base") == 2
-    finally:
-        locked.chmod(0o700)
+    locked = refusing_folder(tmp_path)
+    with pytest.warns(TokenCacheWarning):
+        assert TokenCounter(locked / "cache").count("hello world", "o200k_base") == 2
 
 
 def test_default_cache_dir_outside_source_tree(monkeypatch, tmp_path: Path) -> None:

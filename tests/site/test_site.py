@@ -12,6 +12,7 @@ import hashlib
 import html
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -159,10 +160,12 @@ def test_embedded_site_builds_strict_with_every_page(embedded):
 
 def test_repository_mkdocs_yml_builds_strict(tmp_path):
     """The shipped config as is (its docs/ included), into a tmp site dir."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(MKDOCS_YML), "-d", str(tmp_path / "site")],
-        capture_output=True, text=True, env=subprocess_env(), cwd=REPO, timeout=300,
-    )
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        proc = mkdocs_build(MKDOCS_YML, "-d", str(tmp_path / "site"))
+    finally:
+        os.chdir(cwd)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "site" / "prompts" / "index.html").is_file()
     for page in ("lint", "changes"):
