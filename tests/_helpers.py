@@ -107,7 +107,12 @@ def mkdocs_build(config: Path, *extra: str) -> subprocess.CompletedProcess:
     from mkdocs.__main__ import cli as mkdocs_cli
     from mkdocs.commands import build as mkdocs_build_module
 
+    from mkdocs.config.defaults import MkDocsConfig
+
     args = ["build", "--strict", "-f", str(config), *extra]
+    # MkDocs keeps plugin instances (for serve's rebuilds) in its config schema;
+    # a build here starts with new ones, as a new `mkdocs build` process does.
+    dict(MkDocsConfig._schema)["plugins"].plugin_cache.clear()
     filters = list(mkdocs_build_module.log.filters)
     with warnings.catch_warnings(), _fresh_loggers():
         try:
