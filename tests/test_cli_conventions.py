@@ -80,11 +80,15 @@ def _project(tmp_path: Path, table: str) -> Path:
 
 def test_the_spec_comes_from_the_nearest_pyproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     root = _project(tmp_path, 'spec = "prompts/spec"\n')
-    (root / "prompts" / "spec" / "spec.yaml").write_text(
-        (root / "prompts" / "spec" / "spec.yaml").read_text().replace("name: Harbor example agent", "name: From pyproject"))
+    # The pyproject's spec has one model fewer than the embedded one, so which was read shows in `list`.
+    catalog = root / "prompts" / "spec" / "models.json"
+    data = json.loads(catalog.read_text(encoding="utf-8"))
+    dropped = data["models"].pop()["slug"]
+    catalog.write_text(json.dumps(data), encoding="utf-8")
     monkeypatch.chdir(root / "sub" / "deeper")
-    assert main(["lint", "--format", "json"]) in (0, 1)
-    capsys.readouterr()
+    assert main(["list", "--format", "json"]) == 0
+    models = {v["model"] for v in json.loads(capsys.readouterr().out)["variants"]}
+    assert models == {m["slug"] for m in data["models"]} and dropped not in models
     args = _parsed(["list"])
     project_config.apply_defaults(args)
     assert args.spec == root / "prompts" / "spec"

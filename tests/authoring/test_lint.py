@@ -20,6 +20,8 @@ from promptspec.errors import SpecError
 from promptspec.spec.load import load_spec
 from promptspec.measure.counter import TokenCounter
 
+from _helpers import cli_process, subprocess_env
+
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"
 RULES_DOC = ROOT / "docs" / "guide" / "lint-rules.md"
@@ -499,6 +501,11 @@ def test_output_is_deterministic(tmp_path: Path) -> None:
     second = lint.format_text(findings(root, tmp_path))
     assert first == second
     assert first.index("a.txt") < first.index("b.txt") < first.index("fragments/")
+    # Across processes with different hash seeds too (set and dict order must not leak into
+    # the output): a process boundary on purpose, the seed is fixed when Python starts.
+    runs = {seed: cli_process("lint", "--spec", str(root), env={**subprocess_env(), "PYTHONHASHSEED": seed}) for seed in ("1", "2")}
+    assert runs["1"].returncode == runs["2"].returncode != 0  # the findings are there
+    assert runs["1"].stdout == runs["2"].stdout and "a.txt" in runs["1"].stdout
 
 
 # ---------------------------------------------------------------------------
