@@ -20,6 +20,8 @@ from pathlib import Path
 from required import missing
 
 PINNED = "0.125.0"
+IMPORTED_MODEL = "gpt-5.4"
+"""The one model conftest's `codex_import` imports (a whole catalog takes minutes)."""
 PINNED_BODY_KEYS = (
     "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
     "reasoning", "store", "stream", "include", "prompt_cache_key", "text", "client_metadata",

@@ -31,6 +31,17 @@ def codex() -> Path:
     return codex_install()
 
 
+@pytest.fixture(scope="session")
+def codex_import(codex: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """One model of the pinned Codex imported with `import-codex --cli`, once
+    per session for the importer and verify tests: (spec folder, stats).
+    Read-only: a test that edits it works on a copy."""
+    from codex_release import IMPORTED_MODEL
+    from promptspec.importers.codex_cli import import_cli
+
+    return import_cli(codex, tmp_path_factory.mktemp("codex-import") / "spec", models=(IMPORTED_MODEL,))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _token_cache_dir(tmp_path_factory: pytest.TempPathFactory):
     """Keep token caches out of the user's home for the whole session (and the

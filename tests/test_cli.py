@@ -172,6 +172,7 @@ def test_missing_spec_folder_is_one_line(tmp_path, capsys):
 
 
 def test_real_entry_point_prints_no_traceback(tmp_path):
+    # A subprocess on purpose: the real entry point's exit status and streams, with an empty PATH.
     proc = subprocess.run(
         [sys.executable, "-m", "promptspec.cli", "render", "--model", "nope"],
         capture_output=True, text=True, env={"PROMPTSPEC_CACHE_DIR": str(tmp_path), "PATH": ""}, timeout=120,

@@ -22,6 +22,7 @@ from required import require_program
 
 
 def test_python_m_promptspec_runs_the_cli(tmp_path: Path) -> None:
+    # Subprocesses on purpose: `python -m promptspec` itself is what is tested.
     proc = subprocess.run([sys.executable, "-m", "promptspec", "--version"], capture_output=True, text=True, cwd=tmp_path, env=subprocess_env())
     assert (proc.returncode, proc.stdout) == (0, f"promptspec {promptspec.__version__}\n")
     proc = subprocess.run([sys.executable, "-m", "promptspec", "lint", "--spec", str(tmp_path)], capture_output=True, text=True, env=subprocess_env())

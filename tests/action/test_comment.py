@@ -107,6 +107,7 @@ def stub():
 
 
 def post(stub: Stub, report: Path, *args: str) -> subprocess.CompletedProcess:
+    # A subprocess on purpose: the action runs the script as its own process, with its environment.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env.update(GITHUB_API_URL=stub.url, GITHUB_TOKEN="test-token")
     return subprocess.run([sys.executable, str(SCRIPT), "--report", str(report), *args],

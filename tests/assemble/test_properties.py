@@ -253,6 +253,7 @@ def _environments(tmp: Path) -> list[dict[str, str]]:
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> bytes:
+    # Subprocesses on purpose: hash seed, time zone and locale are fixed when a process starts.
     proc = subprocess.run(argv, capture_output=True, env=env, cwd=cwd, timeout=300)
     assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
     return proc.stdout

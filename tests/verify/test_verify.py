@@ -15,21 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from codex_release import PINNED, PINNED_BODY_KEYS
+from codex_release import IMPORTED_MODEL, PINNED, PINNED_BODY_KEYS
 
 from promptspec.cli import main
-from promptspec.importers.codex_cli import import_cli
 
-MODEL = "gpt-5.4"
+MODEL = IMPORTED_MODEL
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def spec_dir(codex, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("verify") / "spec"
-    import_cli(codex, out, models=(MODEL,))
-    return out
+def spec_dir(codex_import) -> Path:
+    return codex_import[0]  # conftest.py: imported once for this module and tests/importers/
 
 
 def test_sample_is_identical(codex, spec_dir, tmp_path, capsys):
