@@ -280,6 +280,7 @@ LAYOUT = """
 const main = document.querySelector('.md-content');
 const page = document.documentElement;
 const out = {main: [main.scrollWidth, main.clientWidth], page: [page.scrollWidth, page.clientWidth], tables: [], raw: [], figures: []};
+out.resources = performance.getEntriesByType('resource').map(e => e.name);
 out.unpinned = [];
 function scroller(t) {  // the element that scrolls the table sideways
   for (let e = t; e && e !== main; e = e.parentElement) {
@@ -337,6 +338,8 @@ def test_every_page_kind_works_offline_and_fits(driver, embedded, kind, path):
                     "return document.querySelector('.promptspec-explorer').getAttribute('data-ready')"))
             info = driver.execute_script(LAYOUT)
             assert _errors(driver) == [], (width, kind)
+            # Offline: every resource the page loaded came from the local server (no CDN, no web font).
+            assert [u for u in info["resources"] if not u.startswith(base)] == [], (width, kind)
             assert info["raw"] == [], (width, info["raw"])
             scroll, client = info["main"]
             assert scroll <= client + 1, f"{kind} at {width} px: main column {scroll} px wide in {client} px"
