@@ -9,7 +9,6 @@ fragment that only mentions `cwd` renders once, not once per variant.
 
 from __future__ import annotations
 
-import fnmatch
 from typing import Any, Iterable, Iterator, Mapping
 
 import jinja2
@@ -17,7 +16,7 @@ from jinja2 import meta, nodes
 
 from ..errors import SpecError
 from ..render.renderer import renderer_for
-from ..spec.model import SLOT_ROLE, Choice, Fragment, Spec
+from ..spec.model import BUILTIN_NAMES, SLOT_ROLE, Choice, Fragment, Spec
 from ..spec.provenance import SourceRef, digest, field_ref, ordered
 from . import agents_md
 from .body import body_params, placement, select_tools
@@ -241,17 +240,7 @@ class Assembler:
 
     # -- assembly -------------------------------------------------------------
     def applies(self, fragment: Fragment, variant: Variant) -> bool:
-        for axis, patterns in fragment.when.items():
-            try:
-                value = variant.value(axis)
-            except KeyError:
-                raise SpecError(
-                    f"'when' names unknown axis {axis!r}", fragment.source, line=fragment.line,
-                    hint=f"axes: {', '.join(a for a, _ in self.spec.axes)}",
-                ) from None
-            if not any(fnmatch.fnmatchcase(value, p) for p in patterns):
-                return False
-        return True
+        return fragment.when.matches(variant, self.spec.model(variant.model))
 
     def section(self, fragment: Fragment, variant: Variant, ctx: "_Context") -> Section | None:
         fctx = ctx.with_fragment(fragment)
@@ -361,7 +350,7 @@ class _Context:
         self.tokens: dict[str, Any] = {}
         for axis, value in variant.extra:
             self.scalars[axis] = spec.aliases.get(axis, {}).get(value, value)
-        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base", "tools", *spec.derived}
+        self._lazy = {*BUILTIN_NAMES, *spec.derived}
         self._deriving: set[str] = set()
         self._derived_sources: dict[str, tuple[SourceRef, ...]] = {}
         self._values: dict[str, Any] = {}
