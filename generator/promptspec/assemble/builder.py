@@ -9,7 +9,7 @@ fragment that only mentions `cwd` renders once, not once per variant.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, cast
 
 import jinja2
 from jinja2 import meta, nodes
@@ -129,7 +129,7 @@ class Assembler:
             raise SpecError("template nests too deeply", where, hint="simplify the expression") from None
         names = set(meta.find_undeclared_variables(tree)) - set(self.renderer.env.globals)
         for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
-            target = node.template
+            target = cast("nodes.Include", node).template  # all four carry `template`
             if isinstance(target, nodes.Const) and isinstance(target.value, str):
                 try:
                     text, path = self.spec.fs.read_text(target.value, origin=where)
@@ -181,7 +181,8 @@ class Assembler:
         hit = self._cache.get(key)
         if hit is not None:
             log.note_all(hit[1])
-            return hit[0]
+            text: str = hit[0]
+            return text
         values = ctx.values(deps)
         with log.frame() as reads:
             if ref is not None:
@@ -392,6 +393,8 @@ class _Context:
     def _compute(self, name: str) -> Any:
         spec, v = self.asm.spec, self.variant
         log = spec.fs.log
+        sources: dict[str, tuple[SourceRef, ...]]
+        data: dict[str, Any]
         if name == "model":
             m = self.asm._models[v.model]
             data = {
@@ -469,6 +472,7 @@ class _Context:
         for name in sorted(names):
             if self.fragment is not None and name in self.fragment.variables:
                 continue  # the fragment's yaml is recorded already
+            key: tuple[str, ...]
             if name in extra:
                 key = ("axis_ref", name, extra[name])
                 ref = self.asm._cache.get(key)

@@ -395,13 +395,16 @@ class Spec:
         return table
 
     def model(self, slug: str) -> Model:
-        return self._lookup("model", self.models, "slug")[slug]
+        found: Model = self._lookup("model", self.models, "slug")[slug]
+        return found
 
     def mode(self, name: str) -> Choice:
-        return self._lookup("mode", self.modes, "name")[name]
+        found: Choice = self._lookup("mode", self.modes, "name")[name]
+        return found
 
     def personality(self, name: str) -> Choice:
-        return self._lookup("personality", self.personalities, "name")[name]
+        found: Choice = self._lookup("personality", self.personalities, "name")[name]
+        return found
 
     @property
     def axes(self) -> tuple[tuple[str, tuple[str, ...]], ...]:

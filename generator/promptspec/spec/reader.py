@@ -59,7 +59,7 @@ class Reader:
         if isinstance(value, str):
             value = [value]
         for item in value:
-            if not isinstance(item, str) or isinstance(item, bool):
+            if not isinstance(item, str):
                 raise self.err(key, f"'{key}' must be a list of strings, found {typename(item)} in it")
         return tuple(value)
 

@@ -27,14 +27,14 @@ HEADING = re.compile(r"^#{1,6} \S[^\n]*$")
 
 
 def fills(r: Reader) -> str | None:
-    value = r.get("fills", str)
+    value: str | None = r.get("fills", str)
     if value:
         check_name(value, r.where, r.line("fills"), "personality variable")
     return value
 
 
 def heading(r: Reader, key: str) -> str | None:
-    value = r.get(key, str)
+    value: str | None = r.get(key, str)
     if value is not None and not HEADING.match(value):
         raise r.err(key, f"'{key}' must be one Markdown heading line such as '# Personality', found {value!r}")
     return value
