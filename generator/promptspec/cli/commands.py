@@ -50,7 +50,7 @@ def settle_defaults(args: argparse.Namespace) -> None:
     where = applied.config.path
     if "spec" in applied.ignored:
         raise UsageError(
-            f"{where} names spec = {applied.config.get('spec')!r} in [tool.promptspec], which `promptspec {args.command}` "
+            f"{where} names spec = {str(applied.config.get('spec'))!r} in [tool.promptspec], which `promptspec {args.command}` "
             "does not take from a file the pull request controls; pass --spec DIR (or --project-config to trust the file)"
         )
     print(f"promptspec: note: {args.command} ignores [tool.promptspec] {', '.join(applied.ignored)} in {where} "
