@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
         p.set_defaults(func=commands.cmd_lock if name == "lock" else commands.cmd_check)
 
-    from ..authoring.editor import add_commands
+    from .editor import add_commands
 
     add_commands(sub, build_parser)  # schema, completion
 
