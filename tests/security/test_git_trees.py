@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from _attack import cli, git, one_error_line, repo_with_spec
+from required import needs
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+pytestmark = needs(shutil.which("git"), "`git` is not on PATH (apt-get install git)")
 
 
 def _crafted_branch(repo: Path, entries: list[tuple[bytes, bytes, bytes]]) -> None:

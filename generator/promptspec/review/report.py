@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from .diff import ChangeGroup, Diff, SectionChange, VariantChange, to_json
+from .diff import ChangeGroup, Diff, SectionChange, VariantChange
+from .diff_json import to_json
 from .lockfile import INSTRUCTIONS
 from .worddiff import long_line_changes
 
