@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .binary import CodexBinary, CodexError
+from .binary import MAX_OUTPUT, CodexBinary, CodexError, run_bounded
 
 DUMMY_KEY_VAR = "PROMPTSPEC_DUMMY_KEY"
 TIMEZONE = "Etc/UTC"
@@ -108,11 +108,16 @@ def provider_overrides(url: str) -> list[str]:
 def run(binary: CodexBinary, scratch: Scratch, args: list[str], what: str, timeout: float = 120.0) -> str:
     """Run one Codex command in the scratch world; its stdout, or a one-line error."""
     try:
-        out = subprocess.run([str(binary.path), *args], cwd=scratch.cwd, env=scratch.env(binary), capture_output=True,
-                             stdin=subprocess.DEVNULL, timeout=timeout)
+        code, stdout, stderr, over = run_bounded([str(binary.path), *args], timeout, cwd=scratch.cwd, env=scratch.env(binary))
     except subprocess.TimeoutExpired:
         raise CodexError(f"`codex {what}` did not finish within {timeout:.0f} s", release=binary.release,
                          hint="a hung Codex; rerun, or report the release") from None
+    except OSError as exc:
+        raise CodexError(f"cannot run `codex {what}`: {exc.strerror or exc}", release=binary.release) from None
+    if over:
+        raise CodexError(f"`codex {what}` printed more than {MAX_OUTPUT // (1024 * 1024)} MB", release=binary.release,
+                         hint="a broken or hostile binary; report the release")
+    out = subprocess.CompletedProcess(args, code, stdout, stderr)
     if out.returncode != 0:
         err = _last_line(out.stderr.decode("utf-8", "replace"))
         if "unrecognized subcommand" in err or "unexpected argument" in err:
