@@ -36,7 +36,8 @@ def checked_files(files: Mapping[str, str], where: str | Path) -> None:
     total = 0
     for rel, text in files.items():
         parts = PurePosixPath(rel).parts
-        if not parts or rel.startswith("/") or "\\" in rel or not all(_PART.match(p) and ".." not in p for p in parts):
+        if (not parts or PurePosixPath(rel).as_posix() != rel or "\\" in rel
+                or not all(_PART.match(p) and ".." not in p for p in parts)):
             raise SpecError(f"refusing to write {escape_controls(rel[:120])!r}: not a safe file name inside --out", where,
                             hint="a model slug or tool name from the source is not a safe name; nothing was written")
         total += len(text.encode("utf-8"))

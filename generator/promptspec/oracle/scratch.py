@@ -77,15 +77,19 @@ def make_scratch(prefix: str = "promptspec-codex-") -> Scratch:
     """A fresh scratch world: empty HOME, a git project with one AGENTS.md."""
     base = Path(tempfile.mkdtemp(prefix=prefix))
     s = Scratch(base)
-    s.codex_home.mkdir(parents=True)
-    s.cwd.mkdir()
-    (s.cwd / "AGENTS.md").write_text(PROJECT_DOC, encoding="utf-8")
-    git = shutil.which("git")
-    if git:
-        subprocess.run([git, "init", "-q", "-b", "main", str(s.cwd)], check=False, capture_output=True,
-                       env={"PATH": "/usr/bin:/bin", "HOME": str(s.home), "GIT_CONFIG_NOSYSTEM": "1"}, timeout=30)
-    else:
-        (s.cwd / ".git").mkdir()
+    try:  # interrupted half-made (SIGTERM during `git init`): removed here, the caller never saw it
+        s.codex_home.mkdir(parents=True)
+        s.cwd.mkdir()
+        (s.cwd / "AGENTS.md").write_text(PROJECT_DOC, encoding="utf-8")
+        git = shutil.which("git")
+        if git:
+            subprocess.run([git, "init", "-q", "-b", "main", str(s.cwd)], check=False, capture_output=True,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(s.home), "GIT_CONFIG_NOSYSTEM": "1"}, timeout=30)
+        else:
+            (s.cwd / ".git").mkdir()
+    except BaseException:
+        remove_scratch(s)
+        raise
     return s
 
 
