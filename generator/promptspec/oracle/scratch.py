@@ -11,6 +11,7 @@ new environment built from scratch, not a filtered copy.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import shutil
 import subprocess
 import tempfile
@@ -73,8 +74,26 @@ class Scratch:
         }
 
 
+SYSTEM_CONFIG_DIR = Path("/etc/codex")
+SYSTEM_CONFIG_FILES = ("config.toml", "managed_config.toml", "requirements.toml")
+"""Machine-wide configuration Codex reads on Unix whatever HOME and CODEX_HOME say
+(a fixed path, no override): developer instructions from it show up in the
+request, and managed_config.toml, applied over `-c`, can send it elsewhere."""
+
+
+def check_machine() -> None:
+    """Refuse to run where machine-wide Codex configuration would reach the capture."""
+    found = [n for n in SYSTEM_CONFIG_FILES if os.path.lexists(SYSTEM_CONFIG_DIR / n)]
+    if found:
+        raise CodexError(f"{SYSTEM_CONFIG_DIR / found[0]} exists: Codex reads machine-wide configuration from it, "
+                         "which would change what it sends",
+                         hint=f"run where {SYSTEM_CONFIG_DIR} holds no {', '.join(SYSTEM_CONFIG_FILES)} (a container or CI runner)")
+
+
 def make_scratch(prefix: str = "promptspec-codex-") -> Scratch:
-    """A fresh scratch world: empty HOME, a git project with one AGENTS.md."""
+    """A fresh scratch world: empty HOME, a git project with one AGENTS.md
+    (on a machine with no machine-wide Codex configuration: check_machine)."""
+    check_machine()
     base = Path(tempfile.mkdtemp(prefix=prefix))
     s = Scratch(base)
     try:  # interrupted half-made (SIGTERM during `git init`): removed here, the caller never saw it
@@ -106,6 +125,10 @@ def provider_overrides(url: str) -> list[str]:
         "-c", "model_providers.promptspec_local.wire_api=responses",
         "-c", f"model_providers.promptspec_local.env_key={DUMMY_KEY_VAR}",
         "-c", "check_for_update_on_startup=false",
+        # The plugin marketplace sync is the release's one network attempt at start-up
+        # (`git ls-remote` of github.com, lookups of api.github.com and chatgpt.com; seen
+        # with strace in 0.125.0 and 0.171.0); off, the captured requests are the same.
+        "-c", "features.plugins=false",
     ]
 
 
