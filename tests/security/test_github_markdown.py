@@ -140,3 +140,20 @@ def test_the_site_shows_invisible_characters() -> None:
 @pytest.mark.parametrize("ch", ["\u200b", "\U000e0041", "\u202e", "\ufeff"])
 def test_printed_text_escapes_invisible_characters(ch: str) -> None:
     assert not _INVISIBLE.search(escape_controls(f"a{ch}b", newlines=True))
+
+
+def test_the_explorer_shows_the_same_invisible_characters() -> None:
+    """The explorer renders prompt text in the browser: its class is Python's."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("needs node to run the explorer's script")
+    js = (Path(__file__).resolve().parents[2] / "generator/promptspec/site/assets/explorer.js").read_text()
+    regex = next(line for line in js.splitlines() if "var INVISIBLE = " in line).split("= ", 1)[1].rstrip(";")
+    sample = [cp for cp in range(0x110000) if unicodedata.category(chr(cp)) in ("Cf", "Mn", "Lo", "Zs")][::7] + [0xE0049, 0x200B, 0x41]
+    script = f"var R = {regex}; var out = []; process.argv.slice(1).forEach(function (c) {{ var ch = String.fromCodePoint(+c); R.lastIndex = 0; out.push(R.test(ch) ? 1 : 0); }}); console.log(out.join(''));"
+    got = subprocess.run([node, "-e", script, *map(str, sample)], capture_output=True, text=True, check=True).stdout.strip()
+    want = "".join("1" if _INVISIBLE.match(chr(cp)) else "0" for cp in sample)
+    assert got == want
