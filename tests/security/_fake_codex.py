@@ -6,6 +6,8 @@ Its behaviour comes from `behaviour.json` beside it:
   extra_models  how many more models the catalog lists      (default 0)
   flood_mb      `debug models` prints this many MiB of junk instead of JSON
   hang          app-server answers nothing (the import waits)
+  instr         the developer text it sends, when not the catalog's (so the
+                import stores it as a file named after the slug)
 It answers `--version`, `debug models` and just enough `app-server` JSON-RPC
 (initialize, thread/start, turn/start) to post one Responses request per turn
 to the URL in its `-c ...base_url=` flag.
@@ -63,7 +65,7 @@ for raw in sys.stdin:
         tid = msg["params"]["threadId"]
         reply({"id": msg["id"], "result": {"turn": {"id": "t-" + tid}}})
         body = {"model": slug, "input": [
-            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are a test model.\n"}]},
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": how.get("instr", "You are a test model.\n")}]},
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]}],
             "tools": [], "prompt_cache_key": tid, "stream": True}
         req = urllib.request.Request(base + "/responses", data=json.dumps(body).encode(), method="POST",

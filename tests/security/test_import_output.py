@@ -46,7 +46,8 @@ def _files(root: Path) -> set[str]:
 
 
 def test_a_catalog_slug_cannot_place_a_file_outside_out(tmp_path: Path) -> None:
-    codex = fake(tmp_path / "bin", slug="../" * 12 + str(tmp_path / "ESCAPED" / "pwned").lstrip("/"))
+    codex = fake(tmp_path / "bin", slug="../" * 12 + str(tmp_path / "ESCAPED" / "pwned").lstrip("/"),
+                 instr="A text the catalog does not explain: stored as texts/base_instructions/SLUG--PERSONALITY.md\n")
     before = _files(tmp_path)
     proc = _import(tmp_path, codex, tmp_path / "out")
     assert proc.returncode == 2 and "not a safe name" in proc.stderr, proc.stderr
