@@ -83,15 +83,13 @@ def test_the_spec_comes_from_the_nearest_pyproject(tmp_path: Path, monkeypatch: 
     (root / "prompts" / "spec" / "spec.yaml").write_text(
         (root / "prompts" / "spec" / "spec.yaml").read_text().replace("name: Harbor example agent", "name: From pyproject"))
     monkeypatch.chdir(root / "sub" / "deeper")
-    assert main(["lint", "--format", "json"]) in (0, 1)
+    assert main(["--project-config", "lint", "--format", "json"]) in (0, 1)  # a gate takes it only when told
     capsys.readouterr()
     args = _parsed(["list"])
-    project_config.apply_defaults(args)
-    assert args.spec == root / "prompts" / "spec"
+    assert project_config.apply_defaults(args).spec == root / "prompts" / "spec"
     # The command line wins.
     args = _parsed(["list", "--spec", str(TEMPLATES)])
-    project_config.apply_defaults(args)
-    assert args.spec == TEMPLATES
+    assert project_config.apply_defaults(args).spec is None
 
 
 def _parsed(argv: list[str]):
@@ -103,8 +101,9 @@ def _parsed(argv: list[str]):
 def test_every_key_reaches_its_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _project(tmp_path, 'spec = "prompts/spec"\nbase = "none"\nbudget = 12000\nfail_on_increase = "5%"\ncache_dir = ".cache/ps"\n')
     monkeypatch.chdir(root / "sub")
+    monkeypatch.delenv("PROMPTSPEC_CACHE_DIR", raising=False)
     args = _parsed(["diff", "HEAD"])
-    project_config.apply_defaults(args)
+    assert project_config.apply_defaults(args).spec == root / "prompts" / "spec"
     assert (args.budget, args.fail_on_increase, args.cache_dir, args.base) == (12000, "5%", root / ".cache/ps", "HEAD")
     args = _parsed(["build", "--out", "x"])
     project_config.apply_defaults(args)

@@ -89,7 +89,7 @@ def test_instructions_sent_as_a_section_are_counted_once(make_spec, capsys):
 @pytest.mark.parametrize("bad, message", [
     ([{"messages": [{"role": "system", "slots": ["a"]}]}], "role must be"),
     ([{"messages": [{"role": "developer", "slots": ["a", "a"]}]}], "appears twice"),
-    ([{"when": {"colour": ["x"]}, "messages": [{"role": "developer", "slots": ["a"]}]}], "unknown axis"),
+    ([{"when": {"colour": ["x"]}, "messages": [{"role": "developer", "slots": ["a"]}]}], "neither an axis nor a field"),
     ([{"instructions": "header", "messages": [{"role": "developer", "slots": ["a"]}]}], "'field' or 'section'"),
     ([{"messages": [{"role": "developer", "slots": ["a"]}]}, {"messages": [{"role": "user", "slots": ["a"]}]}], "one role"),
     ([], "is empty"),

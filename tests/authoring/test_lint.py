@@ -296,11 +296,17 @@ def test_ps203_when_and_matrix_name_undefined_values(tmp_path: Path) -> None:
     assert any("personality 'friendly'" in h.message for h in hits)
 
 
-def test_ps203_unknown_axis_in_when(tmp_path: Path) -> None:
+def test_unknown_axis_in_when_is_a_load_error_not_a_finding(tmp_path: Path) -> None:
     frag = GOOD_FRAGMENT + "when:\n  moood: [plan]\n"
     root = tiny_spec(tmp_path, {"good": frag})
-    hits = only(lint.check_spec(load_spec(root)), "PS203")
-    assert len(hits) == 1 and "unknown axis 'moood'" in hits[0].message
+    with pytest.raises(SpecError, match="'when' names 'moood', which is neither an axis nor a field"):
+        load_spec(root)
+
+
+def test_ps203_model_field_value_no_model_has(tmp_path: Path) -> None:
+    frag = GOOD_FRAGMENT + "when:\n  display_name: [Nobody]\n"
+    hits = only(findings(tiny_spec(tmp_path, {"good": frag}), tmp_path), "PS203")
+    assert len(hits) == 1 and "model field display_name 'Nobody'" in hits[0].message
 
 
 def test_ps203_patterns_that_match_are_fine(tmp_path: Path) -> None:

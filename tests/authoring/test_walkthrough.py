@@ -1,4 +1,6 @@
-"""docs/guide/add-a-fragment.md, followed literally in a scratch copy of the spec.
+"""docs/guide/add-a-fragment.md, followed literally in a team's repository:
+a fresh git repository whose templates/ is a copy of the example, with the
+commands run from its top without --spec, as the guide says.
 
 The commands, the body text and the YAML lines are read from the guide
 itself, so if the guide changes, this test follows it, and if a step of the
@@ -45,11 +47,16 @@ def commands(prefix: str) -> list[list[str]]:
     return out
 
 
+GUIDE_REPO = "/home/you/team"
+"""Where the guide's sample output says the team's repository is."""
+
+
 def run(argv: list[str], spec: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """A command as the guide gives it, from the top of the repository (no --spec)."""
     assert argv[0] == "promptspec"
-    code = cli.main([*argv[1:], "--spec", str(spec)])
+    code = cli.main(argv[1:])
     captured = capsys.readouterr()
-    return code, captured.out + captured.err
+    return code, (captured.out + captured.err).replace(str(spec.parent.resolve()), GUIDE_REPO)
 
 
 def has_command(name: str) -> bool:
@@ -58,9 +65,12 @@ def has_command(name: str) -> bool:
     return name in sub.choices
 
 
-def test_walkthrough(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = tmp_path / "templates"
+def test_walkthrough(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "team"
+    spec = repo / "templates"
     shutil.copytree(ROOT / "templates", spec)
+    (repo / ".git").mkdir()  # the top of a work tree, as the spec rule finds it (spec/locate.py)
+    monkeypatch.chdir(repo)
 
     # 1. Create the skeleton.
     (new_cmd,) = commands("promptspec new fragment")

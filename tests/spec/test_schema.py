@@ -23,7 +23,8 @@ from promptspec.spec import load as spec_load
 from promptspec.spec.catalog import MODEL_KEYS
 from promptspec.spec.load import FRAGMENT_KEYS, LIMIT_CEILINGS, SPEC_KEYS, load_spec
 from promptspec.spec.model import COMPUTED_BODY_KEYS, DEFAULT_LAYOUT, ENGINES, NAME_RE, ROLES, TOOL_PLACES
-from promptspec.spec.shaping import LAYOUT_KEYS, RESERVED_NAMES
+from promptspec.spec.model import BUILTIN_NAMES
+from promptspec.spec.shaping import LAYOUT_KEYS
 from promptspec.spec.tools import ACCEPTABLE_LINT, REQUEST_KEYS, RULE_KEYS, TOOL_KEYS, TOOLS_KEYS
 from promptspec.spec.schemas import KINDS, load_schema, modeline, schema_url
 from promptspec.spec.sources import load_json, load_yaml
@@ -59,6 +60,7 @@ BEYOND_SCHEMA = {
     # Across files: one file's schema cannot see the other file.
     "fragment-unknown-slot": "a slot of the layout in spec.yaml",
     "tool-when-unknown": "an axis of spec.yaml or a field of models.json",
+    "fragment-when-unknown-axis": "an axis of spec.yaml or a field of models.json",
     "tool-description-over-budget": "the description budget set in spec.yaml",
     "tool-missing": "tools.order names a file that does not exist",
 }
@@ -165,7 +167,7 @@ def test_the_schemas_know_every_key_the_loader_knows() -> None:
     assert set(spec["$defs"]["personality"]["properties"]) == {"display_name", "description", "template", "engine", "fills", "removes_section"}
     assert spec["$defs"]["personality"]["properties"] == choice["properties"]
     assert set(tool["properties"]["accept_lint"]["anyOf"][0]["enum"]) == set(ACCEPTABLE_LINT)
-    assert set(spec["properties"]["derived"]["propertyNames"]["not"]["enum"]) == set(RESERVED_NAMES)
+    assert set(spec["properties"]["derived"]["propertyNames"]["not"]["enum"]) == set(BUILTIN_NAMES)
     assert set(spec["properties"]["layouts"]["items"]["properties"]) == LAYOUT_KEYS
     assert _props(spec, "layout") == {*DEFAULT_LAYOUT, "tools"}
     assert _props(spec, "limits") == set(LIMIT_CEILINGS)

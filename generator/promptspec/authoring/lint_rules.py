@@ -11,7 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator
 
 import jinja2
 from jinja2 import nodes
@@ -23,9 +23,9 @@ from ..errors import INVISIBLE, SpecError
 from ..render.codex import CODEX_PLACEHOLDER
 from ..render.renderer import renderer_for
 from ..spec.files import read_regular_bytes, read_text_file
-from ..spec.model import ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec
+from ..spec.model import BUILTIN_NAMES, ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec, When
 from ..spec.sources import Located
-from .findings import BUILTIN_NAMES, IGNORED_FILES, Finding, finding
+from .findings import IGNORED_FILES, Finding, finding
 from .tool_rules import TOOL_RESULT_RULES, TOOL_SPEC_RULES
 
 # ---------------------------------------------------------------------------
@@ -343,22 +343,22 @@ def _axis_values(spec: Spec) -> dict[str, tuple[str, ...]]:
 
 
 def _unknown_names(spec: Spec) -> Iterator[Finding]:
+    """Patterns no value can match (the names themselves are checked at load)."""
     axes = _axis_values(spec)
 
-    def check(where: str, line: int | None, what: str, match: Mapping[str, Sequence[str]], fragment: str | None) -> Iterator[Finding]:
-        for axis, patterns in match.items():
-            if axis not in axes:
-                yield finding(
-                    "PS203", where, line,
-                    f"{what} names unknown axis {axis!r} (axes: {', '.join(axes)})", fragment=fragment,
-                )
-                continue
+    def check(where: str, line: int | None, what: str, when: When, fragment: str | None) -> Iterator[Finding]:
+        for name, patterns in when.items():
+            if name in when.fields:
+                known = sorted({m.field_value(name) for m in spec.models})
+                label = f"model field {name}"
+            else:
+                known = list(axes[name])
+                label = name
             for pattern in patterns:
-                if not any(fnmatch.fnmatchcase(v, pattern) for v in axes[axis]):
-                    label = "model" if axis == "model" else axis
+                if not any(fnmatch.fnmatchcase(v, pattern) for v in known):
                     yield finding(
                         "PS203", where, line,
-                        f"{what} names {label} {pattern!r}, which is not defined (known: {', '.join(axes[axis])})",
+                        f"{what} names {label} {pattern!r}, which is not defined (known: {', '.join(known)})",
                         fragment=fragment,
                     )
 
@@ -366,19 +366,17 @@ def _unknown_names(spec: Spec) -> Iterator[Finding]:
         yield from check(f.source, f.line, "'when'", f.when, f.name)
     for key, rules in (("include", spec.include), ("exclude", spec.exclude)):
         for rule in rules:
-            yield from check(SPEC_FILE, rule.line, f"matrix {key} rule", rule.match, None)
+            yield from check(SPEC_FILE, rule.line, f"matrix {key} rule", rule.when, None)
 
 
 def _applies(spec: Spec, f: Fragment, v: Variant) -> bool:
-    values = dict(v.values)
-    return all(any(fnmatch.fnmatchcase(values[a], p) for p in pats) for a, pats in f.when.items())
+    return f.when.matches(v, spec.model(v.model))
 
 
 def _never_applies(spec: Spec) -> Iterator[Finding]:
-    axes = _axis_values(spec)
     variants = matrix(spec)
     for f in spec.fragments:
-        if not f.when or any(a not in axes for a in f.when):
+        if not f.when:
             continue
         if not any(_applies(spec, f, v) for v in variants):
             yield finding(
@@ -395,9 +393,8 @@ def _never_applies(spec: Spec) -> Iterator[Finding]:
 def _never_rendered(result: Any) -> Iterator[Finding]:
     spec: Spec = result.spec
     sent = {s.fragment for req in result.requests for _, _, s in req.sections}
-    axes = _axis_values(spec)
     for f in spec.fragments:
-        if f.name in sent or any(a not in axes for a in f.when):
+        if f.name in sent:
             continue
         if not any(_applies(spec, f, v) for v in result.variants):
             continue  # PS204 says why

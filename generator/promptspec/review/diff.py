@@ -15,7 +15,6 @@ lives in gitspec.py, the formats a reviewer reads in report.py.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -288,12 +287,6 @@ class Diff:
         """Changed file -> the variants its change reached (a changed section built from it)."""
         return {f.path: self.reach.get(f.path, ()) for f in self.files}
 
-    def to_data(self) -> dict[str, Any]:
-        """JSON-ready, deterministic: the `--format json` document."""
-        from .diff_json import diff_data
-
-        return diff_data(self)
-
 
 # ---------------------------------------------------------------------------
 # Comparing
@@ -555,6 +548,3 @@ def compare_to_lock(lock_data: Mapping[str, Any], head_result, memo: dict | None
     `check` and site badges (`memo`: lockfile.variant_entries, for serve)."""
     return lockfile.compare(lock_data, head_result, memo)
 
-
-def to_json(diff: Diff) -> str:
-    return json.dumps(diff.to_data(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
