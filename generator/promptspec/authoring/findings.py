@@ -37,6 +37,7 @@ RULES: Mapping[str, RuleInfo] = {
         RuleInfo("PS103", "marker-collision", ERROR, "markers are unique and no marker is a prefix of another (case-insensitive)"),
         RuleInfo("PS104", "marker-glue", WARNING, "the rendered body does not glue onto its markers"),
         RuleInfo("PS105", "marker-non-ascii", WARNING, "markers are plain ASCII, so no look-alike character hides in them"),
+        RuleInfo("PS106", "invisible-characters", ERROR, "spec files hold no invisible characters (zero-width, bidi controls, tag characters)"),
         RuleInfo("PS201", "undefined-variable", ERROR, "every template variable (and `requires` name) is defined"),
         RuleInfo("PS202", "unused-variable", WARNING, "every variable a fragment declares is used by its templates"),
         RuleInfo("PS203", "unknown-name", ERROR, "`when` and matrix rule patterns match a defined axis or field value"),

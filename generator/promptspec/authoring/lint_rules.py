@@ -19,10 +19,10 @@ from jinja2 import nodes
 from ..assemble import agents_md
 from ..assemble.matrix import matrix
 from ..assemble.request import Variant
-from ..errors import SpecError
+from ..errors import INVISIBLE, SpecError
 from ..render.codex import CODEX_PLACEHOLDER
 from ..render.renderer import renderer_for
-from ..spec.files import read_text_file
+from ..spec.files import read_regular_bytes, read_text_file
 from ..spec.model import BUILTIN_NAMES, ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec, When
 from ..spec.sources import Located
 from .findings import IGNORED_FILES, Finding, finding
@@ -552,8 +552,38 @@ def _orphans(result: Any) -> Iterator[Finding]:
 
 
 
+_INVISIBLE_CHAR = re.compile(f"[{INVISIBLE}]")
+_ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
+
+
+def _invisible(result: Any) -> Iterator[Finding]:
+    """Every file the spec uses, searched for characters a reviewer cannot see
+    but the model reads ("ASCII smuggling" in tag characters, zero-width text,
+    bidi reordering): the first line and how many, per file."""
+    spec: Spec = result.spec
+    for path in sorted(used_files(spec, spec.fs.read_paths)):
+        try:
+            text = read_regular_bytes(path).decode("utf-8", "replace")
+        except (SpecError, OSError):
+            continue
+        found = [(m.start(), m.group()) for m in _INVISIBLE_CHAR.finditer(text)]
+        # ... also written as a JSON/YAML escape (`\u200b`, `\U000e0049`), which loads as the character
+        found += [(m.start(), chr(int(m.group(1) or m.group(2), 16))) for m in _ESCAPED.finditer(text)
+                  if _INVISIBLE_CHAR.fullmatch(chr(int(m.group(1) or m.group(2), 16)))]
+        if not found:
+            continue
+        hits = [ch for _, ch in found]
+        line = text.count("\n", 0, min(found)[0]) + 1
+        kinds = ", ".join(f"U+{ord(ch):04X}" for ch in sorted(set(hits))[:5]) + (", ..." if len(set(hits)) > 5 else "")
+        yield finding(
+            "PS106", spec.fs.display(path), line,
+            f"{len(hits)} invisible character{'s' if len(hits) != 1 else ''} ({kinds}): the model reads them, "
+            "a reviewer sees nothing (remove them, or write the text visibly)",
+        )
+
+
 SPEC_RULES = (_roles, _marker_pairs, _marker_collisions, _marker_ascii, _variables, _unknown_names, _never_applies, *TOOL_SPEC_RULES)
 """Rules over the loaded spec alone, in the order they were written."""
 
-RESULT_RULES = (_glue, _never_rendered, _agents_truncated, _over_budget, _over_compaction, _orphans, *TOOL_RESULT_RULES)
+RESULT_RULES = (_glue, _never_rendered, _agents_truncated, _over_budget, _over_compaction, _orphans, _invisible, *TOOL_RESULT_RULES)
 """Rules over an assembled and measured run."""
