@@ -162,7 +162,7 @@ def test_a_changed_placeholder_falls_back_to_the_normal_path(tmp_path: Path, mon
     """An extension that repeats a placeholder: the page is rendered again
     the normal way, and the site is still the normal path's."""
     (tmp_path / "doubler_ext.py").write_text(EXTENSION, encoding="utf-8")
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{subprocess_env().get('PYTHONPATH', '')}")
+    monkeypatch.syspath_prepend(str(tmp_path))  # importable by the build, which runs in this process
     spec = _spec(tmp_path)
     ext = {"markdown_extensions": ["attr_list", "md_in_html", "tables", "admonition", {"toc": {"permalink": True}}, "doubler_ext"]}
     fast, log = _build(tmp_path, spec, "fast", extra_cfg=ext)
