@@ -179,11 +179,10 @@ def test_the_pinned_body_keys_are_what_codex_sends(codex):
     from promptspec.oracle.binary import identify
     from promptspec.oracle.capture import harvest
 
-    from promptspec.oracle.parts import VOLATILE_BODY
     from promptspec.spec.model import DEFAULT_BODY_ORDER
 
     h = harvest(identify(codex), models=(MODEL,), n=2)
     orders = {tuple(c.body) for c in h.captures if c.body}
     assert orders == {PINNED_BODY_KEYS}
-    # promptspec's default order is Codex's, less the per-session keys it leaves out.
-    assert DEFAULT_BODY_ORDER == tuple(k for k in PINNED_BODY_KEYS if k not in VOLATILE_BODY)
+    # promptspec's default order is Codex's whole order (a body leaves out the keys it does not send).
+    assert DEFAULT_BODY_ORDER == PINNED_BODY_KEYS
