@@ -60,9 +60,11 @@ def test_check_fails_on_a_spec_over_its_budget_and_the_matrix_marks_the_cell(spe
     assert code == 1
     assert "matches the spec" in out  # the lock still matches: the budget alone fails the check
     line = (spec / "spec.yaml").read_text(encoding="utf-8").splitlines().index("  harbor-4-legacy:") + 1
-    for vid in over:
-        total = next(t for t, v in legacy if v == vid)
-        assert f"{vid}: {total} tokens, over budgets.harbor-4-legacy.max_tokens = {limit} (spec.yaml:{line})" in out
+    totals = sorted(t for t, v in legacy if v in over)
+    shown = str(totals[0]) if totals[0] == totals[-1] else f"{totals[0]}…{totals[-1]}"
+    lines = [ln for ln in out.splitlines() if "max_tokens" in ln]  # one line for the budget, not one a variant
+    assert len(lines) == 1 and lines[0].endswith(f": {shown} tokens > budgets.harbor-4-legacy.max_tokens {limit} (spec.yaml:{line})")
+    assert lines[0].lstrip().startswith(f"{len(over)} of 88 variants")  # counted, by axis where rules fit (reach.py)
     code, out, _ = cli(capsys, tmp_path, "check", "--spec", str(spec), "--format", "json")
     assert code == 1 and sorted(b["variant"] for b in json.loads(out)["budget_breaches"]) == over
 
@@ -88,7 +90,9 @@ def test_budget_percent_and_delta(spec, tmp_path, capsys) -> None:
     assert code == 1
     deltas = [b for b in json.loads(out)["budget_breaches"] if b["figure"] == "Δ tokens"]
     assert deltas and all(b["value"] > 5 and b["limit"] == 5 and "/plan/" in b["variant"] for b in deltas)
-    assert "tokens added, over budgets.all.max_delta = 5 (spec.yaml:" in err
+    grouped = [ln for ln in err.splitlines() if "max_delta" in ln]
+    assert len(grouped) == 1 and "tokens added > budgets.all.max_delta 5 (spec.yaml:" in grouped[0]
+    assert "mode = plan" in grouped[0] and f"{len(deltas)} of " in grouped[0]
 
 
 def test_fail_on_budget_turns_alerts_into_exit_1(spec, tmp_path, capsys) -> None:
@@ -236,3 +240,19 @@ def test_huge_changes_stay_fast() -> None:
     after = "\n".join(f"other {i}" for i in range(20_000))
     out = _unified(before, after, "base: section x", "head: section x")
     assert "too many changed lines" in out and out.startswith("--- base: section x\n+++ head: section x\n")
+
+
+def test_diff_markdown_groups_budget_breaches_like_changes(spec, tmp_path, capsys) -> None:
+    """A change that breaks max_delta in every plan variant is one alert line
+    naming them by axis, not a line a variant before the changes."""
+    add_budgets(spec, "  all:\n    max_delta: 5\n")
+    base = tmp_path / "base"
+    shutil.copytree(spec, base)
+    with (spec / "modes/plan.md").open("a", encoding="utf-8") as fh:
+        fh.write("List every risk you can see, one per line, with how likely it is.\n")
+    code, out, _ = cli(capsys, tmp_path, "diff", str(base), str(spec), "--format", "markdown")
+    assert code == 1
+    alerts = [ln for ln in out.splitlines() if ln.startswith("- :warning:")]
+    assert len(alerts) == 1, alerts
+    assert "mode &#61; plan" in alerts[0] and "max&#95;delta 5" in alerts[0] and "spec.yaml&#58;" in alerts[0]
+    assert "total Δ" not in out
