@@ -165,6 +165,43 @@ def md_code(text: str) -> str:
     return f"<code>{md_escape(text)}</code>"
 
 
+_GH_BACKSLASH = set("\\`*[]~$|")
+
+
+def md_text(text: str) -> str:
+    """Spec text made inert for GitHub's Markdown with as little escaping as
+    does it, so the raw file also reads well in an editor: a backslash before
+    what starts emphasis, code, links, strikethrough, math or a table cell
+    (`_` only where GitHub would read it: not inside a word, as in
+    exec_command), raw HTML's `<` and entity `&` as entities, and `@` and
+    `#1` as entities so nobody is mentioned and no issue is linked."""
+    text = " ".join(str(text).split())
+    out = []
+    for i, ch in enumerate(text):
+        before = text[i - 1] if i else " "
+        after = text[i + 1] if i + 1 < len(text) else " "
+        if ch in _GH_BACKSLASH or (ch == "_" and not (before.isalnum() and after.isalnum())):
+            out.append("\\" + ch)
+        elif ch == "<":
+            out.append("&lt;")
+        elif ch == "&" and (after == "#" or after.isalpha()):
+            out.append("&amp;")
+        elif ch == "@" or (ch == "#" and after.isdigit()):
+            out.append(f"&#{ord(ch)};")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def md_span(text: str) -> str:
+    """A code span GitHub shows literally (no mention, link or emphasis inside), fenced
+    past any backtick run in `text`; `|` escaped, which GitHub's tables need even in code."""
+    body = " ".join(str(text).split()).replace("|", "\\|")
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
 def fence_for(content: str) -> str:
     """A backtick fence longer than any backtick run in `content` (min 3), so the text cannot close it."""
     longest = max((len(m) for m in re.findall(r"`+", content)), default=0)
