@@ -92,3 +92,17 @@ def test_part_names_come_from_markers_and_position():
     assert p.prompt == "hello" and p.instructions is None
     assert [[n for n, _ in i.parts] for i in p.items] == [["base_instructions"], ["permissions", "part_1"]]
     assert "prompt_cache_key" not in p.params
+
+
+def test_copies_of_a_tool_say_how_they_differ():
+    """Four web_search definitions were each "A tool Codex sends (web_search)";
+    each now names the fields that set it apart and when it is sent."""
+    from promptspec.importers.codex_cli.tools_spec import describe_copy
+
+    on = {"type": "web_search", "external_web_access": True, "search_content_types": ["text"]}
+    off = {"type": "web_search", "external_web_access": False}
+    assert describe_copy(on, [on, off], {"sandbox_mode": ["danger-full-access"]}) == (
+        "web_search, one of 2 definitions Codex sends: external_web_access: true; with search_content_types;"
+        " when sandbox_mode = danger-full-access.")
+    assert describe_copy(off, [on, off], {}) == "web_search, one of 2 definitions Codex sends: external_web_access: false; no search_content_types."
+    assert describe_copy(off, [off], {}) == "A tool Codex sends (web_search)."

@@ -44,6 +44,47 @@ def _name(definition: Any) -> str:
     return SAFE.sub("-", raw).strip("-.") or "tool"
 
 
+MAX_NOTED = 3
+
+
+def _differences(a: Any, others: Sequence[Any], path: str = "", depth: int = 0) -> list[str]:
+    """Where `a` differs from every other copy, as short `path: value` notes."""
+    if not others:
+        return []
+    if isinstance(a, dict) and all(isinstance(o, dict) for o in others) and depth < 3:
+        out: list[str] = []
+        for k in sorted(set(a) | {k for o in others for k in o}):
+            here = f"{path}.{k}" if path else str(k)
+            if k not in a:
+                out.append(f"no {here}")
+            elif all(k not in o for o in others):
+                out.append(f"{here}: {_short(a[k])}" if _short(a[k]) else f"with {here}")
+            elif any(o.get(k) != a[k] for o in others):
+                out += _differences(a[k], [o[k] for o in others if k in o and o[k] != a[k]], here, depth + 1)
+        return out
+    note = _short(a)
+    return [f"{path}: {note}" if note else f"{path} differs"]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 and not isinstance(value, (dict, list)) else ""
+
+
+def describe_copy(definition: Any, copies: Sequence[Any], when: Mapping[str, Sequence[str]]) -> str:
+    """A tool file's description: the tool, and when Codex sends several
+    definitions under one name, what sets this one apart (its differing
+    fields and its conditions) -- "A tool Codex sends" four times said nothing."""
+    name = _name(definition)
+    others = [c for c in copies if c != definition]
+    if not others:
+        return f"A tool Codex sends ({name})."
+    notes = _differences(definition, others)
+    shown = "; ".join(notes[:MAX_NOTED]) + (f"; {len(notes) - MAX_NOTED} more" if len(notes) > MAX_NOTED else "")
+    cond = "; ".join(f"{axis} = {', '.join(vals)}" for axis, vals in when.items())
+    return f"{name}, one of {len(copies)} definitions Codex sends: " + "; ".join(x for x in (shown, f"when {cond}" if cond else "") if x) + "."
+
+
 def rectangles(keys: set[tuple[str, ...]], axes: Sequence[str]) -> list[dict[str, list[str]]]:
     """A set of axis-value tuples as a union of products (each a `when`)."""
     if not axes:
@@ -134,6 +175,9 @@ def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[
             seq.append(names[key])
         sequences.append(seq)
     stems: dict[str, list[dict[str, Any]]] = {}
+    copies: dict[str, list[Any]] = {}  # tool name -> its distinct definitions
+    for key in defs:
+        copies.setdefault(_name(json.loads(key)), []).append(json.loads(key))
     for key, where in defs.items():
         table = learn.factor({c: ("y" if where.get(c) else None) for c in configs})
         whens = rectangles(set(table.rows), table.axes) if table.axes else [{}]
@@ -141,7 +185,7 @@ def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[
         for i, when in enumerate(whens):
             stem = names[key] if i == 0 else f"{names[key]}--{i + 1}"
             definition = json.loads(key)
-            entry: dict[str, Any] = {"description": f"A tool Codex sends ({_name(definition)}).", "owner": "codex"}
+            entry: dict[str, Any] = {"description": describe_copy(definition, copies[_name(definition)], when), "owner": "codex"}
             if when:
                 entry["when"] = when
             accept = _lint_facts(definition)
