@@ -3,8 +3,9 @@
 Uses bench/history_codex.py, which imports each release with
 `promptspec import-codex --cli` and runs `history` over the imported folders
 (or, with $PROMPTSPEC_CODEX_SPECS, over specs imported earlier as
-$PROMPTSPEC_CODEX_SPECS/<version>).  Skips, saying why, when the releases are
-not installed under $PROMPTSPEC_CODEX_CACHE (default /work/cache/codex/<version>).
+$PROMPTSPEC_CODEX_SPECS/<version>).  The releases come as for every Codex
+test (tests/codex_release.py: $PROMPTSPEC_CODEX_CACHE, else installed from
+npm into .ci/cache/), which skips, saying why, when npm is unreachable.
 Every per-variant Δ is checked against a fresh pipeline run of both sides.
 """
 
@@ -44,9 +45,12 @@ def test_history_of_three_codex_releases(tmp_path: Path) -> None:
     else:
         if not hc.has_cli_import([sys.executable, "-m", "promptspec.cli"]):
             pytest.skip("this promptspec has no `import-codex --cli`")
+        from codex_release import codex_install
+
+        for v in RELEASES:
+            codex_install(v)  # installs it from npm when absent, or skips saying why
         missing = [v for v in RELEASES if hc.installed(v) is None]
-        if missing:
-            pytest.skip(f"Codex {', '.join(missing)} not installed under {hc.cache_root()} (npm install --prefix DIR @openai/codex@VERSION)")
+        assert not missing, f"installed but not found by bench/history_codex.py: {missing}"
         # One model keeps the three imports to minutes (all of them: about five minutes per release on 2 cores).
         specs, extra = tmp_path, ["--model", MODEL]
     proc = subprocess.run([sys.executable, str(SCRIPT), "--releases", ",".join(RELEASES), "--out", str(tmp_path), "--format", "json", *extra],
