@@ -247,3 +247,14 @@ def test_huge_changes_stay_fast() -> None:
     out = _unified(before, after, "base: section x", "head: section x")
     assert "too many changed lines" in out and out.startswith("--- base: section x\n+++ head: section x\n")
 
+
+
+def test_word_view_keeps_the_spaces_at_the_edges_of_a_change() -> None:
+    """md_escape folds whitespace; the word view kept its runs' edge spaces
+    anyway, so an insertion does not read `verified.<ins>For`."""
+    from promptspec.review.report import md_escape
+
+    ops = worddiff.word_ops("run the tests then stop", "run the unit tests then stop")
+    assert ("+", " unit") in ops  # a run with a space at its edge
+    marked = worddiff.markup(ops, md_escape)
+    assert marked == "run the<ins> unit</ins> tests then stop", marked
