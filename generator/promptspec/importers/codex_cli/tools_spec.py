@@ -229,8 +229,10 @@ def _request(bodies: Mapping[Config, Mapping[str, Any]]) -> dict[str, Any]:
         for value, rows in sorted(groups.items()):
             for when in (rectangles(set(rows), table.axes) if table.axes else [{}]):
                 base = {"when": when} if when else {}
-                rules.append({**base, "params": {k: None}})
-                rules.append({**base, "params": {k: json.loads(value)}})
+                sent = json.loads(value)
+                if isinstance(sent, dict):  # a mapping merges into the default: clear it first, so it is exactly Codex's
+                    rules.append({**base, "params": {k: None}})
+                rules.append({**base, "params": {k: sent}})
         for when in (rectangles(absent, table.axes) if absent and table.axes else []):
             rules.append({"when": when, "params": {k: None}})
     return {"rules": rules}
