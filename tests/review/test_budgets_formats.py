@@ -258,3 +258,16 @@ def test_word_view_keeps_the_spaces_at_the_edges_of_a_change() -> None:
     assert ("+", " unit") in ops  # a run with a space at its edge
     marked = worddiff.markup(ops, md_escape)
     assert marked == "run the<ins> unit</ins> tests then stop", marked
+
+
+def test_check_says_added_for_a_file_the_lock_never_saw(spec, tmp_path, capsys) -> None:
+    assert cli(capsys, tmp_path, "lock", "--spec", str(spec))[0] == 0
+    tool = (spec / "tools" / "shell.yaml").read_text(encoding="utf-8").replace("name: shell", "name: run_tests")
+    (spec / "tools" / "run_tests.yaml").write_text(tool, encoding="utf-8")
+    text = (spec / "spec.yaml").read_text(encoding="utf-8")
+    (spec / "spec.yaml").write_text(text.replace("order: [shell,", "order: [shell, run_tests,"), encoding="utf-8")
+    with (spec / "modes" / "plan.md").open("a", encoding="utf-8") as fh:
+        fh.write("One more line.\n")
+    code, out, _ = cli(capsys, tmp_path, "check", "--spec", str(spec))
+    assert code == 1
+    assert "  tools/run_tests.yaml added: reaches" in out and "  modes/plan.md changed: reaches" in out
