@@ -5,7 +5,7 @@
     python bench/history_codex.py --releases 0.125.0,0.150.0,0.169.0,0.171.0 --format markdown --out DIR
 
 Each release is a `npm install --prefix` folder of `@openai/codex@<version>`:
-`$PROMPTSPEC_CODEX_CACHE/<version>`, else `.ci/cache/codex-<version>` in the
+`$PROMPTSPEC_CODEX_CACHE/<version>`, else `.ci/cache/codex/<version>` in the
 repository (where the tests install releases from npm, tests/codex_release.py).
 For each, `promptspec import-codex --cli FOLDER --out OUT/<version> --force`
 writes a spec (the Codex run is offline, in a scratch HOME); then
@@ -34,9 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def places(version: str) -> list[Path]:
-    """Where a release may be installed, in the order looked at."""
+    """Where a release may be installed: as tests/codex_release.py installs them."""
     cache = os.environ.get("PROMPTSPEC_CODEX_CACHE")
-    return ([Path(cache) / version] if cache else []) + [REPO / ".ci" / "cache" / f"codex-{version}"]
+    return [Path(cache) / version if cache else REPO / ".ci" / "cache" / "codex" / version]
 
 
 def has_cli_import(py: list[str]) -> bool:

@@ -15,11 +15,12 @@ that names its tool rather than one line of the whole tool list.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+from ..util import textdiff
 
 from . import parts
 
@@ -105,8 +106,8 @@ def _trim_long_lines(lines: list[str]) -> list[str]:
 
 
 def short_diff(expected: str, got: str, limit: int = DIFF_LINES) -> str:
-    lines = [ln.rstrip("\n") for ln in difflib.unified_diff(expected.splitlines(keepends=True), got.splitlines(keepends=True),
-                                                            "codex", "promptspec", n=1)]
+    lines = textdiff.unified(expected.splitlines(keepends=True), got.splitlines(keepends=True), "codex", "promptspec",
+                             n=1).splitlines()  # budgeted: the binary's text is input too
     if not lines:  # differ only in a final newline or other invisible way
         for i, (a, b) in enumerate(zip(expected, got)):
             if a != b:

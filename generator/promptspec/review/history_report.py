@@ -16,7 +16,8 @@ from typing import Any
 
 from .diff import part_label
 from .history import Change, History, Step
-from .report import MIN_MARKDOWN_CHARS, fenced, md_span, md_text
+from ..util.gh_markdown import fenced, md_escape, md_span, md_text
+from .report import MIN_MARKDOWN_CHARS
 
 FORMATS = ("text", "markdown", "json")
 TOP = 10
@@ -252,14 +253,7 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief:
 
 
 def _diff_block(c: Change) -> str:
-    return f"<details><summary>{c.id}: {_html_text(change_title(c))}</summary>\n\n{fenced(c.diff).rstrip(chr(10))}\n\n</details>\n\n"
-
-
-def _html_text(text: str) -> str:
-    """Text inside an HTML block (GitHub reads no Markdown there): HTML-escaped, `@` as an entity."""
-    import html
-
-    return html.escape(" ".join(text.split()), quote=False).replace("@", "&#64;")
+    return f"<details><summary>{c.id}: {md_escape(change_title(c))}</summary>\n\n{fenced(c.diff).rstrip(chr(10))}\n\n</details>\n\n"
 
 
 CUT_NOTE_RESERVE = 400

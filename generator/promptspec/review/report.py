@@ -4,11 +4,12 @@ pull-request comment (size-capped, fences longer than their content).
 
 from __future__ import annotations
 
-import re
 from typing import Iterable, Sequence
 
-from .diff import ChangeGroup, Diff, SectionChange, VariantChange, to_json
+from .diff import ChangeGroup, Diff, SectionChange, VariantChange
+from .diff_json import to_json
 from .lockfile import INSTRUCTIONS
+from ..util.gh_markdown import fence_for, fenced, md_code, md_escape
 from .worddiff import long_line_changes
 
 # ---------------------------------------------------------------------------
@@ -150,68 +151,7 @@ def _alerts(diff: Diff) -> list[str]:
 # ---------------------------------------------------------------------------
 # Markdown (a pull-request comment)
 
-_MD_SPECIAL = set("\\`*_{}[]<>()!|~&\"'$#@:=")
-
-
-def md_escape(text: str) -> str:
-    """Spec text as inert Markdown/HTML: punctuation Markdown or GitHub would
-    act on becomes a numeric entity (no emphasis, links, @mentions, #refs,
-    table-cell breaks, raw HTML)."""
-    text = " ".join(str(text).split())
-    return "".join(f"&#{ord(c)};" if c in _MD_SPECIAL else c for c in text)
-
-
-def md_code(text: str) -> str:
-    return f"<code>{md_escape(text)}</code>"
-
-
-_GH_BACKSLASH = set("\\`*[]~$|")
-
-
-def md_text(text: str) -> str:
-    """Spec text made inert for GitHub's Markdown with as little escaping as
-    does it, so the raw file also reads well in an editor: a backslash before
-    what starts emphasis, code, links, strikethrough, math or a table cell
-    (`_` only where GitHub would read it: not inside a word, as in
-    exec_command), raw HTML's `<` and entity `&` as entities, and `@` and
-    `#1` as entities so nobody is mentioned and no issue is linked."""
-    text = " ".join(str(text).split())
-    out = []
-    for i, ch in enumerate(text):
-        before = text[i - 1] if i else " "
-        after = text[i + 1] if i + 1 < len(text) else " "
-        if ch in _GH_BACKSLASH or (ch == "_" and not (before.isalnum() and after.isalnum())):
-            out.append("\\" + ch)
-        elif ch == "<":
-            out.append("&lt;")
-        elif ch == "&" and (after == "#" or after.isalpha()):
-            out.append("&amp;")
-        elif ch == "@" or (ch == "#" and after.isdigit()):
-            out.append(f"&#{ord(ch)};")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def md_span(text: str) -> str:
-    """A code span GitHub shows literally (no mention, link or emphasis inside), fenced
-    past any backtick run in `text`; `|` escaped, which GitHub's tables need even in code."""
-    body = " ".join(str(text).split()).replace("|", "\\|")
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", body)), default=0) + 1)
-    pad = " " if body.startswith("`") or body.endswith("`") else ""
-    return f"{fence}{pad}{body}{pad}{fence}"
-
-
-def fence_for(content: str) -> str:
-    """A backtick fence longer than any backtick run in `content` (min 3), so the text cannot close it."""
-    longest = max((len(m) for m in re.findall(r"`+", content)), default=0)
-    return "`" * max(3, longest + 1)
-
-
-def fenced(content: str, info: str = "diff") -> str:
-    fence = fence_for(content)
-    body = content if content.endswith("\n") else content + "\n"
-    return f"{fence}{info}\n{body}{fence}\n"
+# md_escape, md_code, fence_for and fenced: util/gh_markdown.py, shared by every writer for GitHub.
 
 
 MIN_MARKDOWN_CHARS = 2000

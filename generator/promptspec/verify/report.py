@@ -10,7 +10,7 @@ import dataclasses
 import json
 from typing import Any, Mapping
 
-from ..review.report import fence_for, md_escape
+from ..util.gh_markdown import fenced, md_code, md_escape
 from .groups import group
 from .run import COVERED, Report
 
@@ -40,12 +40,15 @@ def _entries(r: Report) -> list[dict[str, Any]]:
 
 
 def as_markdown(r: Report) -> str:
-    out = [f"# Conformance: Codex {r.release}", "",
-           f"**{r.identical} of {r.compared}** compared variants are byte-identical to what Codex {r.release} sends"
-           f" (matrix: {r.matrix_size} variants; checked {r.date}).", "",
-           "Compared: " + "; ".join(covered(r.to_json())) + ".", ""]
+    """For a pull-request comment or a job summary: every value from the spec or
+    the binary goes through util/gh_markdown (escaped, or fenced so it cannot close its fence)."""
+    release = md_escape(r.release)
+    out = [f"# Conformance: Codex {release}", "",
+           f"**{r.identical} of {r.compared}** compared variants are byte-identical to what Codex {release} sends"
+           f" (matrix: {r.matrix_size} variants; checked {md_escape(r.date)}).", "",
+           "Compared: " + "; ".join(md_escape(x) for x in covered(r.to_json())) + ".", ""]
     if r.not_modelled:
-        out += ["Not modelled, so not compared: " + ", ".join(r.not_modelled) + ".", ""]
+        out += ["Not modelled, so not compared: " + ", ".join(md_code(p) for p in r.not_modelled) + ".", ""]
     groups = group(_entries(r))
     if groups:
         out += ["| differs | variants | which |", "|---|---|---|"]
@@ -53,12 +56,11 @@ def as_markdown(r: Report) -> str:
         for g in groups:
             out += ["", f"## {md_escape(g.headline())}"]
             for d in g.diffs[:MAX_DIFFS]:
-                fence = fence_for(d.diff)
-                where = ", ".join(f"`{w}`" for w in d.where)
+                where = ", ".join(md_code(w) for w in d.where)
                 out += ["", (f"{md_escape(d.reach.counted())}, at {where}:" if len(g.diffs) > 1 else f"At {where}:"), "",
-                        fence + "diff", d.diff, fence]
+                        fenced(d.diff).rstrip("\n")]
             if len(g.diffs) > MAX_DIFFS:
-                out += ["", f"… and {len(g.diffs) - MAX_DIFFS} more distinct diffs of {md_escape(g.name)} (all are in `--format json`)."]
+                out += ["", f"… and {len(g.diffs) - MAX_DIFFS} more distinct diffs of {md_escape(g.name)} (all are in the JSON report)."]
     return "\n".join(out) + "\n"
 
 
