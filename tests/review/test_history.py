@@ -492,13 +492,17 @@ def test_markdown_to_a_file_is_whole_and_reads_as_text(repo: Path, cache: Path, 
     code, capped, _ = cli(capsys, cache, "history", "v1", "v2", "v3", "--spec", str(repo), "--format", "markdown", "--max-chars", "2000")
     assert ":scissors:" not in md and len(md) > len(capped)
     assert "open_files" in md and "&#95;" not in md and "&#40;" not in md and "&#58;" not in md
-    assert set(re.findall(r"&#?\w+;", md)) <= {"&lt;", "&amp;", "&#64;", "&#35;", "&gt;"}
+    assert set(re.findall(r"&#?\w+;", md)) <= {"&lt;", "&amp;", "&#91;", "&#93;", "&#8203;"}
 
 
 def test_md_text_is_inert_on_github_and_light() -> None:
-    from promptspec.review.report import md_span, md_text
+    """As inert as md_escape (live_elements finds nothing), with far fewer escapes."""
+    from promptspec.util.gh_markdown import live_elements, md_escape, md_span, md_text
 
-    assert md_text("exec_command: model (all models) = x") == "exec_command: model (all models) = x"
-    hostile = md_text("<script> *x* _y_ [l](u) @team #1 a|b `c` $m$ ~~s~~ &amp;")
-    assert hostile == r"&lt;script> \*x\* \_y\_ \[l\](u) &#64;team &#35;1 a\|b \`c\` \$m\$ \~\~s\~\~ &amp;amp;"
-    assert md_span("a|b") == r"`a\|b`" and md_span("x`y") == "``x`y``"
+    plain = "exec_command: model (all models) = x"
+    assert md_text(plain) == plain
+    hostile = "<script> *x* _y_ [l](u) @team #1 a|b `c` $m$ ~~s~~ &amp; https://x.example www.y.example GH-12 :smile:"
+    light = md_text(hostile)
+    assert live_elements(light) == [] and live_elements(md_escape(hostile)) == []
+    assert light.count("&#") < md_escape(hostile).count("&#") / 2
+    assert md_span("a|b") == r"`a\|b`" and md_span("x`y") == "<code>x&#96;y</code>" and md_span("@team").startswith("<code>")

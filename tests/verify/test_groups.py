@@ -100,4 +100,4 @@ def test_text_and_markdown_say_each_difference_once():
         assert out.count("at once") == 1 and out.count("Approved") == 1
     assert "DIFFERS tool update_plan: all 24 compared variants" in text
     assert "## permissions&#58; 8 of 24 variants — approval&#95;policy &#61; on-request &#40;all models&#41;" in md
-    assert "Compared: the instructions field" in md and "prompt_cache_key" in md
+    assert "Compared: the instructions field" in md and "prompt&#95;cache&#95;key" in md

@@ -26,6 +26,7 @@ from ..spec.files import read_regular_bytes, read_text_file
 from ..spec.model import BUILTIN_NAMES, ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec, When
 from ..spec.sources import Located
 from .findings import IGNORED_FILES, Finding, finding
+from .skeleton_rules import SKELETON_RULES
 from .tool_rules import TOOL_RESULT_RULES, TOOL_SPEC_RULES
 
 # ---------------------------------------------------------------------------
@@ -583,35 +584,7 @@ def _invisible(result: Any) -> Iterator[Finding]:
 
 
 
-# ---------------------------------------------------------------------------
-# PS206 what `promptspec new` left to fill in
-
-
-def _todo(text: str) -> bool:
-    return text.lstrip().upper().startswith("TODO")
-
-
-def _skeletons(spec: Spec) -> Iterator[Finding]:
-    """A skeleton passes every other rule by design, so without this a TODO
-    description or an empty owner could be merged unnoticed.  An owner is
-    asked for only in a spec that names owners (one part with one, the others
-    too)."""
-    owners = any(x.owner.strip() for x in (*spec.fragments, *spec.tools))
-    for kind, items in (("fragment", spec.fragments), ("tool", spec.tools)):
-        for x in items:
-            if _todo(x.description):
-                yield finding("PS206", x.source, x.line, f"{kind} {x.name!r}: the description is still a TODO; say what it is for",
-                              fragment=x.name if kind == "fragment" else None)
-            if owners and not x.owner.strip():
-                yield finding("PS206", x.source, x.line, f"{kind} {x.name!r} has no owner, unlike the rest of the spec; name the team that answers for it",
-                              fragment=x.name if kind == "fragment" else None)
-    for kind, choices in (("personality", spec.personalities), ("mode", spec.modes)):
-        for c in choices:
-            if _todo(c.description):
-                yield finding("PS206", SPEC_FILE, c.line, f"{kind} {c.name!r}: the description is still a TODO; say what it is for")
-
-
-SPEC_RULES = (_roles, _marker_pairs, _marker_collisions, _marker_ascii, _variables, _unknown_names, _never_applies, _skeletons, *TOOL_SPEC_RULES)
+SPEC_RULES = (_roles, _marker_pairs, _marker_collisions, _marker_ascii, _variables, _unknown_names, _never_applies, *SKELETON_RULES, *TOOL_SPEC_RULES)
 """Rules over the loaded spec alone, in the order they were written."""
 
 RESULT_RULES = (_glue, _never_rendered, _agents_truncated, _over_budget, _over_compaction, _orphans, _invisible, *TOOL_RESULT_RULES)

@@ -63,8 +63,11 @@ def md_text(text: object) -> str:
     entities, and the same zero-width space as md_escape after `@`, `#` and
     `:` before a word, and in `www.` and `GH-`."""
     text = reveal_invisible(" ".join(str(text).split()))
+    breaks = {m.end(1) if m.group(1) else m.end(2) if m.group(2) else m.end(3) for m in _LIGHT_BREAK.finditer(text)}
     out = []
     for i, ch in enumerate(text):
+        if i in breaks:
+            out.append(_ZWSP)
         before = text[i - 1] if i else " "
         after = text[i + 1] if i + 1 < len(text) else " "
         if ch in _BACKSLASHED or (ch == "_" and not (before.isalnum() and after.isalnum())):
@@ -75,7 +78,7 @@ def md_text(text: object) -> str:
             out.append("&amp;")
         else:
             out.append(ch)
-    return _LIGHT_BREAK.sub(lambda m: (m.group(1) or m.group(2) or m.group(3)) + _ZWSP, "".join(out))
+    return "".join(out) + (_ZWSP if len(text) in breaks else "")
 
 
 def md_span(text: object) -> str:
