@@ -21,6 +21,7 @@ from ...oracle import parts
 from ...oracle.capture import MODES, PERSONALITIES, Config, Harvest
 from ...oracle.scratch import PROJECT_DOC, PROMPT
 from . import learn
+from .conditions import Catalog, rectangles
 from .tools_spec import ToolsProblem, build_tools
 
 SCENARIO_DEFAULTS = {
@@ -92,7 +93,7 @@ def build(h: Harvest) -> Built:
     refused = sorted({(c.config.approval_policy, c.refused) for c in h.captures if c.refused and c.config.approval_policy not in approvals})
 
     layouts = _layouts(models, configs, parsed)
-    field_models = sorted({c.model for c in configs if parsed[c].instructions is not None})
+    cat = Catalog(h.catalog, models)
 
     # -- base instructions -----------------------------------------------------
     observed: dict[tuple[str, str], str] = {}
@@ -101,10 +102,6 @@ def build(h: Harvest) -> Built:
         if text is not None:
             observed[(cfg.model, cfg.personality)] = text
     base = learn.learn_base(h.catalog, observed)
-    field_exceptions = [k for k in base.exceptions if k[0] in field_models]
-    if field_exceptions:
-        m, p = field_exceptions[0]
-        raise ImportProblem(f"model {m}, personality {p}: the instructions field matches no rule of the catalog")
 
     # -- parts -------------------------------------------------------------------
     names: list[str] = []
@@ -128,13 +125,19 @@ def build(h: Harvest) -> Built:
         "axes": {"sandbox_mode": sandboxes, "approval_policy": approvals},
         "scenario": dict(SCENARIO_DEFAULTS),
         "agents_md": {"tree": "project"},
-        "layouts": [_layout_entry(models_of, lay) for lay, models_of in _invert(layouts).items()],
+        "layouts": _layout_entries(cat, layouts),
     }
     try:
-        tool_files, tool_keys = build_tools({c.config: c.body for c in ok}, models)  # type: ignore[misc]
+        tool_files, tool_keys = build_tools({c.config: c.body for c in ok}, models, h.catalog)  # type: ignore[misc]
     except ToolsProblem as exc:
         raise ImportProblem(str(exc)) from None
+    exact_params = tool_keys.get("request", {}).pop("exact", [])
+    if "request" in tool_keys and not tool_keys["request"]:
+        del tool_keys["request"]
     spec.update(tool_keys)
+    exact = _exact_instructions(base, texts, h.release) + exact_params
+    if exact:
+        spec["exact"] = exact
     out.files.update(tool_files)
     if refused:
         spec["refuse"] = {"approval_policy": {a: f"Codex {h.release} refuses it ({why})" for a, why in refused}}
@@ -215,12 +218,42 @@ def _invert(layouts):
     return inv
 
 
-def _layout_entry(models: list[str], lay) -> dict[str, Any]:
-    entry: dict[str, Any] = {"when": {"model": sorted(models)}}
+def _layout_entries(cat: Catalog, layouts) -> list[dict[str, Any]]:
+    """One entry per distinct layout; the one most models share last and
+    without a `when` (the first matching layout wins), so the file names only
+    the models that differ."""
+    groups = sorted(_invert(layouts).items(), key=lambda kv: (len(kv[1]), sorted(kv[1])))
+    return [_layout_entry({} if i == len(groups) - 1 else cat.when({"model": sorted(models_of)}, by_field=False), lay)
+            for i, (lay, models_of) in enumerate(groups)]
+
+
+def _layout_entry(when: Mapping[str, Any], lay) -> dict[str, Any]:
+    entry: dict[str, Any] = {"when": dict(when)} if when else {}
     if any("base_instructions" in slots for _, slots in lay):
         entry["instructions"] = "section"
     entry["messages"] = [{"role": role, "slots": list(slots)} for role, slots in lay]
     return entry
+
+
+def _exact_instructions(base: learn.BaseLearned, texts: "_Texts", release: str) -> list[dict[str, Any]]:
+    """`exact:` entries for the (model, personality) cells whose base
+    instructions no personality rule derives from the catalog: each distinct
+    text once, for the cells that share it (as few `when`s as it takes)."""
+    sharing: dict[str, set[tuple[str, str]]] = {}
+    for cell, text in sorted(base.exceptions.items()):
+        sharing.setdefault(text, set()).add(cell)
+    out = []
+    for text, cells in sharing.items():
+        path = texts.add("instructions", _file_name(sorted(cells)), text)
+        for when in rectangles(cells, ("model", "personality")):
+            out.append({"part": "instructions", "when": _plain_when(when), "file": path,
+                        "why": f"Codex {release} sends this text here; no personality rule gives it from models.json"})
+    return out
+
+
+def _plain_when(when: Mapping[str, list[str]]) -> dict[str, Any]:
+    """A `when` as a person writes it: a single value without list brackets."""
+    return {k: (v[0] if len(v) == 1 else list(v)) for k, v in when.items()}
 
 
 def _personalities(base: learn.BaseLearned, names: list[str]) -> dict[str, Any]:
@@ -358,13 +391,7 @@ def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _T
     frag: dict[str, Any] = {"description": DESCRIPTIONS.get(name, f"A part Codex sends ({name})."), "owner": "codex",
                             "role": role, "slot": name}
     if name == "base_instructions":
-        exceptions = {f"{m}|{p}": texts.add("base_instructions", f"{m}--{p}", t) for (m, p), t in sorted(base.exceptions.items())}
-        if exceptions:
-            frag["variables"] = {"exact": exceptions}
-            frag["text"] = ('{% set k = model.slug ~ "|" ~ personality.name %}'
-                            '{{ text(exact[k]) if k in exact else base.text }}')
-        else:
-            frag["text"] = "{{ base.text }}"
+        frag["text"] = "{{ base.text }}"  # cells no personality rule explains: spec.yaml `exact:`
         return frag
     if name == "agents_md":
         sample = next(v for v in values.values() if v is not None)
