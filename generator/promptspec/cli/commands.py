@@ -225,8 +225,9 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
     if (args.codex_dir is None) == (args.cli is None):
         raise UsageError("give a Codex checkout folder or --cli PATH (a released Codex CLI), not both")
     if args.cli is None:
-        if args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT:
-            raise UsageError("--model, --port and --timeout go with --cli")
+        if (args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT or args.cwd or args.codex_home or args.config
+                or args.enable or args.disable):
+            raise UsageError("--model, --port, --timeout, --cwd, --codex-home, -c, --enable and --disable go with --cli")
         from ..importers.codex_source import CANNOT_KNOW, import_codex
 
         written = import_codex(args.codex_dir, args.out, force=args.force)
@@ -234,9 +235,13 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
         print(f"note: {CANNOT_KNOW}")
         return 0
     from ..importers.codex_cli import import_cli
+    from ..oracle.world import make_world
 
+    world = make_world(args.cwd, args.codex_home, args.config or (), args.enable or (), args.disable or ())
+    for name in world.skipped:
+        print(f"note: {world.codex_home}/{name}: holds credentials; skipped, not copied", file=sys.stderr)
     written, stats = import_cli(args.cli, args.out, force=args.force, models=tuple(args.model or ()),
-                                timeout=args.timeout, port=args.port)
+                                timeout=args.timeout, port=args.port, world=None if world.empty else world)
     print(f"wrote a spec of Codex {stats['release']} to {written}: {stats['reproduced']} of {stats['compared']}"
           f" captured first requests reproduced ({stats['seconds']:.1f} s)")
     for part in stats["not_modelled"]:

@@ -16,8 +16,12 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .binary import CodexBinary, CodexError
+
+if TYPE_CHECKING:
+    from .world import World
 
 DUMMY_KEY_VAR = "PROMPTSPEC_DUMMY_KEY"
 TIMEZONE = "Etc/UTC"
@@ -31,11 +35,16 @@ PROMPT = "hello"
 
 @dataclass
 class Scratch:
-    """The sentinel folders of one run; `values` are what the spec's placeholders stand for."""
+    """The sentinel folders of one run; `values` are what the spec's placeholders stand for.
+    `args` are the flags every Codex process of the run gets (a user's `-c`,
+    `--enable`, `--disable`); `project` the user's project when Codex runs there."""
 
     base: Path
     home: Path = field(init=False)
     cwd: Path = field(init=False)
+    args: list[str] = field(default_factory=list)
+    project: Path | None = None  # the git root of a user's --cwd (the AGENTS.md chain starts there)
+    mcp: list[str] = field(default_factory=list)  # the MCP servers configured (named when Codex hangs on one)
 
     def __post_init__(self) -> None:
         self.home = self.base / "home"
@@ -50,6 +59,7 @@ class Scratch:
             "home": str(self.home),
             "codex_home": str(self.codex_home),
             "cwd": str(self.cwd),
+            **({"project_root": str(self.project)} if self.project is not None and self.project != self.cwd else {}),
             "current_date": _dt.date.today().isoformat(),
             "timezone": TIMEZONE,
             "shell": Path(SHELL).name,
@@ -73,11 +83,22 @@ class Scratch:
         }
 
 
-def make_scratch(prefix: str = "promptspec-codex-") -> Scratch:
-    """A fresh scratch world: empty HOME, a git project with one AGENTS.md."""
+def make_scratch(prefix: str = "promptspec-codex-", world: "World | None" = None) -> Scratch:
+    """A fresh scratch world: empty HOME, a git project with one AGENTS.md;
+    with a user's `world`, their project as cwd and what shapes the prompt
+    from their Codex home (oracle/world.py)."""
     base = Path(tempfile.mkdtemp(prefix=prefix))
     s = Scratch(base)
     s.codex_home.mkdir(parents=True)
+    if world is not None:
+        from .world import mcp_servers, populate_home, project_root
+
+        s.args = world.args()
+        s.mcp = mcp_servers(world)
+        populate_home(world, s.codex_home)
+        if world.cwd is not None:
+            s.cwd, s.project = world.cwd, project_root(world.cwd)
+            return s
     s.cwd.mkdir()
     (s.cwd / "AGENTS.md").write_text(PROJECT_DOC, encoding="utf-8")
     git = shutil.which("git")
@@ -108,7 +129,7 @@ def provider_overrides(url: str) -> list[str]:
 def run(binary: CodexBinary, scratch: Scratch, args: list[str], what: str, timeout: float = 120.0) -> str:
     """Run one Codex command in the scratch world; its stdout, or a one-line error."""
     try:
-        out = subprocess.run([str(binary.path), *args], cwd=scratch.cwd, env=scratch.env(binary), capture_output=True,
+        out = subprocess.run([str(binary.path), *scratch.args, *args], cwd=scratch.cwd, env=scratch.env(binary), capture_output=True,
                              stdin=subprocess.DEVNULL, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise CodexError(f"`codex {what}` did not finish within {timeout:.0f} s", release=binary.release,

@@ -19,8 +19,8 @@ import yaml
 
 from ...oracle import parts
 from ...oracle.capture import MODES, PERSONALITIES, Config, Harvest
-from ...oracle.scratch import PROJECT_DOC, PROMPT
-from . import learn
+from ...oracle.scratch import PROMPT
+from . import learn, world_spec
 from .conditions import Catalog, rectangles
 from .tools_spec import ToolsProblem, build_tools
 
@@ -111,11 +111,19 @@ def build(h: Harvest) -> Built:
     texts = _Texts(h.sentinels)
     own_texts = catalog_strings(h.catalog)
     fragments: dict[str, dict[str, Any]] = {}
+    renamed: dict[str, str] = {}
     for name in names:
         values = {cfg: _part(p, name) for cfg, p in parsed.items()}
-        fragments[name] = _fragment(name, values, layouts, texts, base, own_texts, h.roots_sorted)
+        new = _config_part_name(name, values, h.sentinels)
+        if new != name:
+            renamed[name] = new
+        fragments[new] = _fragment(name, values, layouts, texts, base, own_texts, h.roots_sorted)
+        fragments[new]["slot"] = new
+    if renamed:
+        layouts = {m: tuple((role, tuple(renamed.get(s, s) for s in slots)) for role, slots in lay) for m, lay in layouts.items()}
 
     # -- spec.yaml ------------------------------------------------------------
+    agents_docs, agents_section, agents_cwd = world_spec.agents_files(h.world, SCENARIO_DEFAULTS["cwd"])
     spec: dict[str, Any] = {
         "name": f"Codex {h.release}",
         "models": "models.json",
@@ -123,8 +131,8 @@ def build(h: Harvest) -> Built:
         "personalities": _personalities(base, [p for p in PERSONALITIES if any(c.personality == p for c in configs)]),
         "modes": {m: {"description": _MODE_DESCRIPTIONS[m]} for m in MODES if any(c.mode == m for c in configs)},
         "axes": {"sandbox_mode": sandboxes, "approval_policy": approvals},
-        "scenario": dict(SCENARIO_DEFAULTS),
-        "agents_md": {"tree": "project"},
+        "scenario": {**SCENARIO_DEFAULTS, "cwd": agents_cwd, **world_spec.text_values(h.world)},
+        "agents_md": agents_section,
         "layouts": _layout_entries(cat, layouts),
     }
     try:
@@ -141,15 +149,14 @@ def build(h: Harvest) -> Built:
     out.files.update(tool_files)
     if refused:
         spec["refuse"] = {"approval_policy": {a: f"Codex {h.release} refuses it ({why})" for a, why in refused}}
-    spec["agents_md"]["project_root"] = SCENARIO_DEFAULTS["cwd"]
     out.files["spec.yaml"] = _HEADER.format(release=h.release) + yaml.dump(spec, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     out.files["models.json"] = json.dumps(h.catalog, indent=2, ensure_ascii=False) + "\n"
-    out.files["project/AGENTS.md"] = PROJECT_DOC
+    out.files.update(agents_docs)
     for name, frag in fragments.items():
         out.files[f"fragments/{name}.yaml"] = yaml.dump(frag, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     for path, text in texts.files.items():
         out.files[path] = text
-    out.files["provenance.json"] = json.dumps(_provenance(h, texts, out.not_modelled), indent=2, ensure_ascii=False) + "\n"
+    out.files["provenance.json"] = json.dumps(_provenance(h, texts, out.not_modelled, agents_docs), indent=2, ensure_ascii=False) + "\n"
     return out
 
 
@@ -235,6 +242,18 @@ def _layout_entry(when: Mapping[str, Any], lay) -> dict[str, Any]:
     return entry
 
 
+def _config_part_name(name: str, values: Mapping[Config, str | None], sentinels: Mapping[str, str]) -> str:
+    """A part the parser could not name (`part_1`) that is exactly a config text
+    the user passed (`-c developer_instructions=...`) is named for that key."""
+    if not name.startswith("part_"):
+        return name
+    texts = {v for v in values.values() if v is not None}
+    for key, value in sentinels.items():
+        if key not in parts.ENVIRONMENT and texts == {value}:
+            return key
+    return name
+
+
 def _exact_instructions(base: learn.BaseLearned, texts: "_Texts", release: str) -> list[dict[str, Any]]:
     """`exact:` entries for the (model, personality) cells whose base
     instructions no personality rule derives from the catalog: each distinct
@@ -300,7 +319,8 @@ class _Texts:
         found = set()
         for p in paths:
             found |= set(parts.PLACEHOLDER.findall(self.files[p]))
-        return [n for n in ENV_NAMES if n in found]
+        extra = [n for n in self.sentinels if n not in parts.ENVIRONMENT]  # config texts (-c developer_instructions=...)
+        return [n for n in (*ENV_NAMES, *extra) if n in found]
 
 
 AXIS_EXPR = {"model": "model.slug", "personality": "personality.name", "mode": "mode.name",
@@ -468,7 +488,7 @@ def _sorted_roots(table: learn.Table, sentinels: Mapping[str, str]):
     return f"({expr} if ({key}) in roots_sent_for else \"\")", {"roots_sent_for": sorted("|".join(k) for k in table.rows)}, []
 
 
-def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str]) -> dict[str, Any]:
+def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str], world_files=()) -> dict[str, Any]:
     refused = sorted({f"{c.config.approval_policy}: {c.refused}" for c in h.captures if c.refused})
     return {
         "codex_release": h.release,
@@ -478,5 +498,6 @@ def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str]) -> dict[str,
         "refused": refused,
         "sentinels": dict(h.sentinels),
         "not_modelled": not_modelled,
+        **world_spec.provenance(h.world, world_files),
         "texts": {path: {"sha256_captured": sha} for path, sha in sorted(texts.captured.items())},
     }
