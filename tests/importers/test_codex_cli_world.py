@@ -85,8 +85,11 @@ def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path):
     assert "{{ developer_instructions }}" in "".join(p.read_text() for p in (out / "texts").rglob("*.md"))
     assert spec["agents_md"]["user_instructions"] == "codex_home/AGENTS.md"
     assert (out / "codex_home" / "AGENTS.md").read_text() == GLOBAL_DOC
-    # The MCP server's one tool is a tool file.
-    assert any("note_down" in text and "mcp__notebook__" in text for text in tools_of(out).values())
+    # The MCP server's one tool is a tool file; releases that defer MCP tools list its namespace.
+    if rel == "0.125.0":
+        assert any("note_down" in text and "mcp__notebook__" in text for text in tools_of(out).values())
+    else:
+        assert "mcp__notebook" in variant_text(out, "deferred_tools")
     if disable:
         assert not any(name.startswith("view_image") for name in tools_of(out))
     # Cut at 32 KiB by byte, decoded lossily: the split character is U+FFFD.
@@ -111,7 +114,8 @@ def test_small_doc_budget_live_search_and_no_unified_exec(release, tmp_path):
     doc = variant_text(out, "agents_md")
     assert "\ufffd" in doc and len(doc.encode()) < 200
     tools = tools_of(out)
-    assert "exec_command" not in tools
+    if rel == "0.125.0":  # later releases keep exec_command for models whose catalog asks for it
+        assert "exec_command" not in tools
     searches = [json.loads(t)["definition"] for n, t in tools.items() if n.startswith("web_search")]
     assert searches and all(d.get("external_web_access") is True for d in searches)
 

@@ -400,8 +400,17 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     if args.format == "markdown" and args.max_chars < MIN_MARKDOWN_CHARS:
         raise UsageError(f"--max-chars must be at least {MIN_MARKDOWN_CHARS}")
+    parsed = sides.parse_sides(args.sides)
+    codex_spec = None
+    if any(s.kind == "codex" for s in parsed):
+        from ..importers.codex_cli.releases import codex_side
+        from ..measure.counter import default_cache_dir
+
+        def codex_spec(ref: str):
+            return codex_side(ref, default_cache_dir())
+
     with _progress("reading releases") as bar:
-        releases = series.load_series(sides.parse_sides(args.sides), spec_dir=_review_spec_dir(args), counter=_counter(args), progress=bar)
+        releases = series.load_series(parsed, spec_dir=_review_spec_dir(args), counter=_counter(args), progress=bar, codex_spec=codex_spec)
     command = " ".join(["promptspec history", *args.sides])
     sys.stdout.write(history_report.format_history(history.build_history(releases), args.format, max_chars=args.max_chars, command=command))
     return 0

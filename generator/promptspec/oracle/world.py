@@ -136,9 +136,10 @@ def mcp_servers(world: "World | None") -> list[str]:
 
 def missing_mcp_tools(world: "World | None", body: Any) -> list[str]:
     """The configured MCP servers none of whose tools the request carries
-    (Codex names them `mcp__NAME__...`): servers that did not start, hung, or list nothing."""
+    (Codex names them `mcp__NAME__...`, or lists the namespace `mcp__NAME` as
+    deferred in newer releases): servers that did not start, hung, or list nothing."""
     text = json.dumps(body.get("tools") if isinstance(body, dict) else None) + json.dumps(body.get("input") if isinstance(body, dict) else None)
-    return [n for n in mcp_servers(world) if f"mcp__{n}__" not in text]
+    return [n for n in mcp_servers(world) if not re.search(rf"mcp__{re.escape(n)}(?:__|\b)", text)]
 
 
 def make_world(cwd: str | Path | None = None, codex_home: str | Path | None = None, overrides=(), enable=(), disable=()) -> World:
