@@ -144,3 +144,25 @@ def test_definitions_sent_under_one_name_are_named_for_what_differs():
     long = [{"type": "function", "name": "v", "parameters": {"x": 1}}, {"type": "function", "name": "v", "parameters": {"x": 2}}]
     named = tools_spec._variant_names(long, "v", [{"supports_image_detail_original": "true"}, {"supports_image_detail_original": "false"}])
     assert [n for n, _ in named] == ["v.supports_image_detail_original", "v.no-supports_image_detail_original"]
+
+
+def test_a_model_no_single_layout_fits_gets_one_per_shape():
+    from promptspec.oracle import parts
+    from promptspec.oracle.capture import Config
+
+    def body(*messages):
+        items = [{"type": "message", "role": role, "content": [{"type": "input_text", "text": t} for t in texts]}
+                 for role, texts in messages]
+        items.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]})
+        return {"model": "a", "instructions": "Base.", "input": items}
+
+    ro = Config("a", sandbox_mode="read-only")
+    ww = Config("a", sandbox_mode="workspace-write")
+    parsed = {ro: parts.parse(body(("developer", ["<permissions instructions>\nx\n</permissions instructions>"])), "hello"),
+              ww: parts.parse(body(("developer", ["<permissions instructions>\nx\n</permissions instructions>"]),
+                                   ("user", ["<environment_context>y</environment_context>"])), "hello")}
+    layouts = write_spec._layouts(["a"], [ro, ww], parsed)
+    assert set(layouts) == {("a", (("sandbox_mode", ("read-only",)),)), ("a", (("sandbox_mode", ("workspace-write",)),))}
+    entries = write_spec._layout_entries(conditions.Catalog({"models": [{"slug": "a"}]}, ["a"]), layouts)
+    assert [e["when"] for e in entries] == [{"model": "a", "sandbox_mode": "read-only"}, {"model": "a", "sandbox_mode": "workspace-write"}]
+    assert [len(e["messages"]) for e in entries] == [1, 2]

@@ -27,8 +27,10 @@ RELEASE = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$")
 NPM_TIMEOUT = 900.0
 
 
+@lru_cache(maxsize=1)
 def _fingerprint() -> str:
-    """What the imported spec depends on besides the release: promptspec's own code."""
+    """What the imported spec depends on besides the release: promptspec's own code
+    (read once per process, so one history sees one version)."""
     root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):

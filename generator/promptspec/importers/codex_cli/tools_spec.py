@@ -169,10 +169,8 @@ def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[
     defs: dict[str, dict[Config, bool]] = {}  # canonical definition -> where it was sent
     by_name: dict[str, list[str]] = {}  # sent name -> its distinct definitions, first seen first
     seqs: list[list[str]] = []
-    placement: dict[str, set[str]] = {}
     for cfg, body in parsed_bodies.items():
         place, tools = tool_list(body)
-        placement.setdefault(cfg.model, set()).add(place)
         seq = []
         for t in tools:
             key = parts.canonical(t)
@@ -211,14 +209,12 @@ def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[
     order = []
     for stem in _merge_orders(sequences):
         order += [stem] + [f"{stem}--{i + 1}" for i in range(1, stems[stem])]
-    mixed = [m for m, p in placement.items() if len(p) > 1]
-    if mixed:
-        raise ToolsProblem(f"model {mixed[0]} sends its tools in the field for some configurations and as an input item for others")
-    inputs = {m for m, p in placement.items() if p == {"input"}}
     keys: dict[str, Any] = {"tools": {"order": order}} if order else {}
+    places = learn.factor({c: tool_list(b)[0] for c, b in parsed_bodies.items()})
+    inputs = {row for row, place in places.rows.items() if place == "input"}
     if inputs:
-        when = cat.when({"model": sorted(inputs)}, about="tools input")
-        keys["layout"] = {"tools": [{"when": when, "place": "input"}] if when else "input"}
+        whens = cat.whens(inputs, places.axes, about="tools input")
+        keys["layout"] = {"tools": "input" if whens == [{}] else [{"when": w, "place": "input"} for w in whens]}
     request = _request(parsed_bodies, cat, catalog)
     if request:
         keys["request"] = request

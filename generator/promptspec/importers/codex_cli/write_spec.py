@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import yaml
 
 from ...oracle import parts
-from ...oracle.capture import MODES, PERSONALITIES, Config, Harvest
+from ...oracle.capture import AXES, MODES, PERSONALITIES, Config, Harvest
 from ...oracle.scratch import PROMPT
 from . import learn, world_spec
 from .conditions import Catalog, rectangles
@@ -188,50 +188,82 @@ def _part(p: parts.Parsed, name: str) -> str | None:
     return None
 
 
+def _shape(p: parts.Parsed) -> tuple:
+    """A request's layout: (instructions in the field?, (role, part names) per message)."""
+    return (p.instructions is not None,
+            tuple((it.role, tuple(n for n, _ in it.parts)) for it in p.items if it.kind == "message"))
+
+
+def _merge(shapes: list[tuple], what: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """One layout for several requests: per message the union of the part
+    names in send order (a part some requests lack is an empty fragment there)."""
+    if len({field for field, _ in shapes}) != 1:
+        raise ImportProblem(f"{what}: the base instructions go in the instructions field for some configurations and in a message for others")
+    shapes = [msgs for _, msgs in shapes]
+    count = {len(s) for s in shapes}
+    if len(count) != 1:
+        raise ImportProblem(f"{what}: the number of input items differs between configurations")
+    merged = []
+    for i in range(count.pop()):
+        roles = {s[i][0] for s in shapes}
+        if len(roles) != 1:
+            raise ImportProblem(f"{what}: input item {i} changes role between configurations")
+        order: list[str] = []
+        for s in sorted(shapes, key=lambda s: -len(s[i][1])):
+            for n in s[i][1]:
+                if n not in order:
+                    order.append(n)
+        for s in shapes:
+            seq = [n for n in order if n in s[i][1]]
+            if seq != list(s[i][1]):
+                raise ImportProblem(f"{what}: the parts of input item {i} change order between configurations")
+        merged.append((roles.pop(), tuple(order)))
+    return tuple(merged)
+
+
 def _layouts(models: list[str], configs: list[Config], parsed: Mapping[Config, parts.Parsed]):
-    """Per model: the messages in order, each with the union of its part names (in send order)."""
-    out: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+    """Per model one layout (key: the slug); a model whose requests no single
+    layout fits gets one per shape, keyed by (slug, the axis values it holds
+    for) -- the spec's layouts choose by any axis, so any capture has one."""
+    out: dict[Any, tuple[tuple[str, tuple[str, ...]], ...]] = {}
     for model in models:
-        shapes = [tuple((it.role, tuple(n for n, _ in it.parts)) for it in parsed[c].items if it.kind == "message")
-                  for c in configs if c.model == model]
-        if not shapes:
+        mine = [c for c in configs if c.model == model]
+        if not mine:
             continue
-        count = {len(s) for s in shapes}
-        if len(count) != 1:
-            raise ImportProblem(f"model {model}: the number of input items differs between configurations")
-        merged = []
-        for i in range(count.pop()):
-            roles = {s[i][0] for s in shapes}
-            if len(roles) != 1:
-                raise ImportProblem(f"model {model}: input item {i} changes role between configurations")
-            order: list[str] = []
-            for s in sorted(shapes, key=lambda s: -len(s[i][1])):
-                for n in s[i][1]:
-                    if n not in order:
-                        order.append(n)
-            for s in shapes:
-                seq = [n for n in order if n in s[i][1]]
-                if seq != list(s[i][1]):
-                    raise ImportProblem(f"model {model}: the parts of input item {i} change order between configurations")
-            merged.append((roles.pop(), tuple(order)))
-        out[model] = tuple(merged)
+        try:
+            out[model] = _merge([_shape(parsed[c]) for c in mine], f"model {model}")
+            continue
+        except ImportProblem:
+            pass
+        table = learn.factor({c: json.dumps(_shape(parsed[c])) for c in mine}, [a for a in AXES if a != "model"])
+        by_shape: dict[str, list[tuple[str, ...]]] = {}
+        for row, shape in sorted(table.rows.items()):
+            by_shape.setdefault(shape, []).append(row)
+        for shape, rows in by_shape.items():
+            field, msgs = json.loads(shape)
+            lay = _merge([(field, tuple((r, tuple(n)) for r, n in msgs))], f"model {model}")
+            for rect in rectangles(set(rows), table.axes):
+                out[(model, tuple((k, tuple(v)) for k, v in rect.items()))] = lay
     return out
 
 
 def _invert(layouts):
     inv: dict[Any, list[str]] = {}
-    for model, lay in layouts.items():
-        inv.setdefault(lay, []).append(model)
+    for key, lay in layouts.items():
+        if isinstance(key, str):
+            inv.setdefault(lay, []).append(key)
     return inv
 
 
 def _layout_entries(cat: Catalog, layouts) -> list[dict[str, Any]]:
     """One entry per distinct layout; the one most models share last and
     without a `when` (the first matching layout wins), so the file names only
-    the models that differ."""
+    the models that differ.  Layouts of part of a model's variants come first."""
+    split = [_layout_entry({"model": key[0], **{k: (v[0] if len(v) == 1 else list(v)) for k, v in key[1]}}, lay)
+             for key, lay in layouts.items() if not isinstance(key, str)]
     groups = sorted(_invert(layouts).items(), key=lambda kv: (len(kv[1]), sorted(kv[1])))
-    return [_layout_entry({} if i == len(groups) - 1 else cat.when({"model": sorted(models_of)}, by_field=False), lay)
-            for i, (lay, models_of) in enumerate(groups)]
+    return split + [_layout_entry({} if i == len(groups) - 1 else cat.when({"model": sorted(models_of)}, by_field=False), lay)
+                    for i, (lay, models_of) in enumerate(groups)]
 
 
 def _layout_entry(when: Mapping[str, Any], lay) -> dict[str, Any]:
