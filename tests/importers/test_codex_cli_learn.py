@@ -112,7 +112,7 @@ def test_models_are_named_by_the_catalog_field_that_picks_them():
         {"web_search_tool_type": "text_and_image", "sandbox_mode": "read-only"}
     assert cat.when({"model": ["a", "b"]}, about="parallel_tool_calls") == {"supports_parallel_tool_calls": "true"}
     assert cat.when({"model": ["a", "b", "c"], "mode": ["plan"]}) == {"mode": "plan"}  # every model: no condition
-    assert cat.when({"model": ["a", "c"]}, by_field=False) == {"model": ["a", "c"]}
+    assert cat.when({"model": ["b"]}, about="order") == {"model": "b"}  # one model, an unrelated field: the slug says more
     assert "priority" not in cat.fields  # tells every model apart: never a condition
 
 

@@ -9,8 +9,7 @@ fragment that only mentions `cwd` renders once, not once per variant.
 
 from __future__ import annotations
 
-import fnmatch
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, cast
 
 import jinja2
 from jinja2 import meta, nodes
@@ -18,7 +17,7 @@ from jinja2 import meta, nodes
 from ..errors import SpecError
 from ..render.renderer import renderer_for
 from ..spec.exact import describe
-from ..spec.model import SLOT_ROLE, Choice, ExactPart, Fragment, Spec
+from ..spec.model import BUILTIN_NAMES, SLOT_ROLE, Choice, ExactPart, Fragment, Spec
 from ..spec.provenance import SourceRef, digest, field_ref, ordered
 from . import agents_md
 from .body import body_params, exact_for, placement, select_tools
@@ -131,7 +130,7 @@ class Assembler:
             raise SpecError("template nests too deeply", where, hint="simplify the expression") from None
         names = set(meta.find_undeclared_variables(tree)) - set(self.renderer.env.globals)
         for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
-            target = node.template
+            target = cast("nodes.Include", node).template  # all four carry `template`
             if isinstance(target, nodes.Const) and isinstance(target.value, str):
                 try:
                     text, path = self.spec.fs.read_text(target.value, origin=where)
@@ -183,7 +182,8 @@ class Assembler:
         hit = self._cache.get(key)
         if hit is not None:
             log.note_all(hit[1])
-            return hit[0]
+            text: str = hit[0]
+            return text
         values = ctx.values(deps)
         with log.frame() as reads:
             if ref is not None:
@@ -242,17 +242,7 @@ class Assembler:
 
     # -- assembly -------------------------------------------------------------
     def applies(self, fragment: Fragment, variant: Variant) -> bool:
-        for axis, patterns in fragment.when.items():
-            try:
-                value = variant.value(axis)
-            except KeyError:
-                raise SpecError(
-                    f"'when' names unknown axis {axis!r}", fragment.source, line=fragment.line,
-                    hint=f"axes: {', '.join(a for a, _ in self.spec.axes)}",
-                ) from None
-            if not any(fnmatch.fnmatchcase(value, p) for p in patterns):
-                return False
-        return True
+        return fragment.when.matches(variant, self.spec.model(variant.model))
 
     def section(self, fragment: Fragment, variant: Variant, ctx: "_Context") -> Section | None:
         fctx = ctx.with_fragment(fragment)
@@ -366,7 +356,7 @@ class _Context:
         self.tokens: dict[str, Any] = {}
         for axis, value in variant.extra:
             self.scalars[axis] = spec.aliases.get(axis, {}).get(value, value)
-        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base", "tools", *spec.derived}
+        self._lazy = {*BUILTIN_NAMES, *spec.derived}
         self._deriving: set[str] = set()
         self._derived_sources: dict[str, tuple[SourceRef, ...]] = {}
         self._values: dict[str, Any] = {}
@@ -408,6 +398,8 @@ class _Context:
     def _compute(self, name: str) -> Any:
         spec, v = self.asm.spec, self.variant
         log = spec.fs.log
+        sources: dict[str, tuple[SourceRef, ...]]
+        data: dict[str, Any]
         if name == "model":
             m = self.asm._models[v.model]
             data = {
@@ -485,6 +477,7 @@ class _Context:
         for name in sorted(names):
             if self.fragment is not None and name in self.fragment.variables:
                 continue  # the fragment's yaml is recorded already
+            key: tuple[str, ...]
             if name in extra:
                 key = ("axis_ref", name, extra[name])
                 ref = self.asm._cache.get(key)

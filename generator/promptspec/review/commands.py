@@ -94,7 +94,7 @@ def finish_check(lock_data: Any, result: Any, lock_path: Path, spec_dir: Path, f
     diff = compare_to_lock(lock_data, result)
     breaches = result_breaches(result)
     if fmt == "json":
-        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches])
+        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches])  # a LockDiff
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     elif fmt in ("github", "sarif"):
         sys.stdout.write(check_output(fmt, diff, breaches, repo_relative(lock_path), result, prefix=repo_relative(spec_dir), version=version))

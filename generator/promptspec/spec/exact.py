@@ -24,13 +24,12 @@ here against the spec's fragments, tools and body order.
 from __future__ import annotations
 
 import dataclasses
-from types import MappingProxyType
 from typing import Any
 
 from .files import SpecFS
-from .model import COMPUTED_BODY_KEYS, ExactPart, Fragment, Model, RequestConfig, Tool
-from .reader import Reader
-from .tools import check_when_names, read_when, serialize, to_json
+from .model import ALWAYS, COMPUTED_BODY_KEYS, ExactPart, Fragment, Model, RequestConfig, Tool
+from .reader import Reader, read_when
+from .tools import serialize, to_json
 
 EXACT_KEYS = {"part", "when", "file", "value", "why"}
 TEXT_KINDS = ("instructions", "fragment")
@@ -55,8 +54,7 @@ def load_exact(top: Reader, fs: SpecFS, axis_names: set[str], models: tuple[Mode
         name = name.strip()
         if kind not in KINDS or (kind == "instructions") != (name == ""):
             raise r.err("part", f"exact[{i}].part is {part!r}; expected 'instructions', 'fragment NAME', 'tool NAME' or 'param NAME'")
-        when = read_when(r)
-        check_when_names(when, axis_names, models, top.where, r.line("when") or line)
+        when = read_when(r, axes=axis_names, models=models, what=f"exact[{i}].when")
         file, value, tool = None, None, None
         if kind in TEXT_KINDS:
             if "value" in item:
@@ -98,7 +96,7 @@ def _tool_as(tool: Tool, value: Any, r: Reader, i: int) -> Tool:
     if not isinstance(name, str) or not name:
         raise r.err("value", f"exact[{i}].value: the definition's 'name' must be a non-empty string")
     return dataclasses.replace(tool, definition=value, serialized=serialize(value), tool_name=name, kind=value["type"],
-                               when=MappingProxyType({}), source=r.where, line=r.line("value"))
+                               when=ALWAYS, source=r.where, line=r.line("value"))
 
 
 def first_exact(entries: tuple[ExactPart, ...], kind: str, name: str, matches) -> ExactPart | None:

@@ -82,15 +82,14 @@ class Catalog:
                 best = (rank, name, sorted(picked))
         return None if best is None else (best[1], best[2])
 
-    def when(self, rect: Mapping[str, list[str]], about: str = "", by_field: bool = True) -> dict[str, Any]:
-        """One rectangle as a reviewed `when`: models by field (unless the
-        `when` reads axes only), single values unbracketed."""
+    def when(self, rect: Mapping[str, list[str]], about: str = "") -> dict[str, Any]:
+        """One rectangle as a reviewed `when`: models by field, single values unbracketed."""
         out: dict[str, Any] = {}
         for axis, values in rect.items():
             if axis == "model":
                 if set(values) == set(self.models):
                     continue
-                found = self.field_for(values, about) if by_field else None
+                found = self.field_for(values, about)
                 if found is not None:
                     out[found[0]] = found[1]
                     continue
