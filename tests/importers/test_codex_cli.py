@@ -72,9 +72,10 @@ def test_no_rule_is_set_and_then_overridden(imported):
         assert not path.stem.rsplit("-", 1)[-1].isdigit(), f"{path.name}: numbered, not named for what differs"
         tool = json.loads(path.read_text())
         sent = tool["definition"].get("name", tool["definition"]["type"])
-        assert tool["description"].startswith(f"The {sent} tool as Codex sends it")
         if path.stem != sent:  # one of several definitions of that tool: the description says what sets it apart
-            assert "differs by" in tool["description"]
+            assert tool["description"].startswith(f"{sent}, one of ") and ": " in tool["description"]
+        else:
+            assert tool["description"] == f"A tool Codex sends ({sent})."
 
 
 def test_imported_spec_lints_strict_clean(imported, capsys):

@@ -139,11 +139,10 @@ def test_definitions_sent_under_one_name_are_named_for_what_differs():
     group = [{"type": "web_search", "external_web_access": False, "search_content_types": ["text", "image"]},
              {"type": "web_search", "external_web_access": True}]
     names = tools_spec._variant_names(group, "web_search", [{}, {}])
-    assert [n for n, _ in names] == ["web_search.no-external_web_access.text-image", "web_search.external_web_access"]
-    assert "search_content_types" in names[0][1] and "no search_content_types" in names[1][1]
+    assert names == ["web_search.no-external_web_access.text-image", "web_search.external_web_access"]
     long = [{"type": "function", "name": "v", "parameters": {"x": 1}}, {"type": "function", "name": "v", "parameters": {"x": 2}}]
     named = tools_spec._variant_names(long, "v", [{"supports_image_detail_original": "true"}, {"supports_image_detail_original": "false"}])
-    assert [n for n, _ in named] == ["v.supports_image_detail_original", "v.no-supports_image_detail_original"]
+    assert named == ["v.supports_image_detail_original", "v.no-supports_image_detail_original"]
 
 
 def test_a_model_no_single_layout_fits_gets_one_per_shape():
@@ -166,3 +165,17 @@ def test_a_model_no_single_layout_fits_gets_one_per_shape():
     entries = write_spec._layout_entries(conditions.Catalog({"models": [{"slug": "a"}]}, ["a"]), layouts)
     assert [e["when"] for e in entries] == [{"model": "a", "sandbox_mode": "read-only"}, {"model": "a", "sandbox_mode": "workspace-write"}]
     assert [len(e["messages"]) for e in entries] == [1, 2]
+
+
+def test_copies_of_a_tool_say_how_they_differ():
+    """Four web_search definitions were each "A tool Codex sends (web_search)";
+    each now names the fields that set it apart and when it is sent."""
+    from promptspec.importers.codex_cli.tools_spec import describe_copy
+
+    on = {"type": "web_search", "external_web_access": True, "search_content_types": ["text"]}
+    off = {"type": "web_search", "external_web_access": False}
+    assert describe_copy(on, [on, off], {"sandbox_mode": ["danger-full-access"]}) == (
+        "web_search, one of 2 definitions Codex sends: external_web_access: true; with search_content_types;"
+        " when sandbox_mode = danger-full-access.")
+    assert describe_copy(off, [on, off], {}) == "web_search, one of 2 definitions Codex sends: external_web_access: false; no search_content_types."
+    assert describe_copy(off, [off], {}) == "A tool Codex sends (web_search)."

@@ -120,6 +120,55 @@ def test_spec_without_codex_axes_is_refused(codex, capsys):
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "axis" in err
 
 
+def test_a_changed_tool_and_permissions_text_are_both_named_grouped_and_short(codex, spec_dir, tmp_path, capsys):
+    """The newcomer's tampered spec: one tool description and one permissions
+    text changed.  The report names the tool and the part, groups the variants
+    by axis, and stays small; so does the Conformance page built from it."""
+    from promptspec import pipeline
+    from promptspec.measure.counter import TokenCounter
+    from promptspec.site import build as site
+    from promptspec.site import conformance
+
+    edited = tmp_path / "tampered"
+    shutil.copytree(spec_dir, edited)
+    tool_file = edited / "tools" / "update_plan.json"
+    tool = json.loads(tool_file.read_text())
+    tool["definition"]["description"] += " Keep it current."  # what Codex sends, not the catalog's note
+    tool_file.write_text(json.dumps(tool, indent=2))
+    on_request = edited / "texts" / "permissions" / "approval" / "on-request.md"
+    on_request.write_text(on_request.read_text().replace("approv", "Approv", 1))
+    report = tmp_path / "tampered.json"
+    rc = main(["verify", "--cli", str(codex), "--spec", str(edited), "--sample", "96", "--format", "markdown", "--out", str(report)])
+    md = capsys.readouterr().out
+    assert rc == 1
+    assert len(md) < 40_000, len(md)
+    assert "## tool update&#95;plan&#58; all 96 compared variants" in md
+    assert "approval&#95;policy &#61; on-request" in md and "## permissions" in md
+    assert md.count("Keep it current.") == 1  # one group, its diff once
+    data = json.loads(report.read_text())
+    assert all(any(d["name"] == "tool update_plan" for d in v["differences"]) for v in data["variants"])
+    both = [v for v in data["variants"] if v["config"]["approval_policy"] == "on-request"]
+    assert both and all({d["name"] for d in v["differences"]} >= {"permissions", "tool update_plan"} for v in both)
+    result = pipeline.run(edited, counter=TokenCounter(tmp_path / "tokens"))
+    page = site.build_site(result, links="dir", variant_pages="all", conformance=conformance.load(report)).pages["prompts/conformance.md"]
+    assert len(page.encode()) < 300_000 and page.count("Keep it current.") == 1 and "Compared: the instructions field" in page
+
+
+def test_imported_request_rules_clear_a_parameter_only_before_a_mapping(spec_dir):
+    """`params: {include: null}` then `{include: [...]}` read as a contradiction:
+    a list or a scalar replaces the default anyway; only a mapping, which would
+    merge, is cleared first.  The import reproduced every request with them."""
+    import yaml
+
+    rules = yaml.safe_load((spec_dir / "spec.yaml").read_text())["request"]["rules"]
+    params = [r for r in rules if "params" in r]
+    assert params
+    for i, r in enumerate(params):
+        (key, value), = r["params"].items()
+        if value is None and i + 1 < len(params) and params[i + 1].get("when") == r.get("when") and key in params[i + 1]["params"]:
+            assert isinstance(params[i + 1]["params"][key], dict), (key, params[i + 1])
+
+
 def _edit_tools(spec: Path) -> None:
     """Every tool definition's description one word longer."""
     for path in sorted((spec / "tools").glob("*.json")):
@@ -170,7 +219,11 @@ def test_every_compared_part_can_fail(codex, spec_dir, tmp_path, capsys, edit, p
     data = json.loads(capsys.readouterr().out)
     assert rc == 1, data
     assert data["compared"] == 3 and data["identical"] == 0
-    assert {v["part"] for v in data["variants"]} == {part}
+    parts = {v["part"] for v in data["variants"]}
+    if part == "tools":  # each tool is compared and named on its own ("tool update_plan")
+        assert parts and all(p.startswith("tool ") for p in parts), parts
+    else:
+        assert parts == {part}
 
 
 def test_the_pinned_body_keys_are_what_codex_sends(codex):

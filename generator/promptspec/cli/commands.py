@@ -442,8 +442,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from ..review import history, history_report, series, sides
     from ..review.report import MIN_MARKDOWN_CHARS
+    from ..util.atomic import write_text
 
-    if args.format == "markdown" and args.max_chars < MIN_MARKDOWN_CHARS:
+    # A comment on standard output is cut to fit GitHub; a file is whole unless a cap is asked for.
+    max_chars = args.max_chars if args.max_chars is not None else (None if args.out is not None else COMMENT_CHARS)
+    if args.format == "markdown" and max_chars is not None and max_chars < MIN_MARKDOWN_CHARS:
         raise UsageError(f"--max-chars must be at least {MIN_MARKDOWN_CHARS}")
     parsed = sides.parse_sides(args.sides)
     codex_spec = None
@@ -457,8 +460,17 @@ def cmd_history(args: argparse.Namespace) -> int:
     with _progress("reading releases") as bar:
         releases = series.load_series(parsed, spec_dir=_spec_dir(args), counter=_counter(args), progress=bar, codex_spec=codex_spec)
     command = " ".join(["promptspec history", *args.sides])
-    sys.stdout.write(history_report.format_history(history.build_history(releases), args.format, max_chars=args.max_chars, command=command))
+    text = history_report.format_history(history.build_history(releases), args.format, max_chars=max_chars, command=command)
+    if args.out is not None:
+        write_text(args.out, text)
+        print(f"wrote {Path(args.out).absolute()}")
+    else:
+        sys.stdout.write(text)
     return 0
+
+
+COMMENT_CHARS = 60000
+"""`history --format markdown`'s default cap on standard output (a GitHub comment holds 65,536)."""
 
 
 # ---------------------------------------------------------------------------

@@ -181,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "each optionally followed by ,label=NAME and ,date=YYYY-MM-DD (docs/history.md)")
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    p.add_argument("--max-chars", type=int, default=60000, metavar="N", help="markdown size cap (default 60000; GitHub comments hold 65536)")
+    p.add_argument("--max-chars", type=int, default=None, metavar="N",
+                   help="markdown size cap (default: 60000 on standard output, as GitHub comments hold 65536; none with --out)")
+    p.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the report to FILE instead of standard output (markdown: whole, not cut)")
     p.set_defaults(func=commands.cmd_history)
 
     for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):

@@ -50,6 +50,47 @@ def _name(definition: Any) -> str:
     return SAFE.sub("-", raw).strip("-.") or "tool"
 
 
+MAX_NOTED = 3
+
+
+def _differences(a: Any, others: Sequence[Any], path: str = "", depth: int = 0) -> list[str]:
+    """Where `a` differs from every other copy, as short `path: value` notes."""
+    if not others:
+        return []
+    if isinstance(a, dict) and all(isinstance(o, dict) for o in others) and depth < 3:
+        out: list[str] = []
+        for k in sorted(set(a) | {k for o in others for k in o}):
+            here = f"{path}.{k}" if path else str(k)
+            if k not in a:
+                out.append(f"no {here}")
+            elif all(k not in o for o in others):
+                out.append(f"{here}: {_short(a[k])}" if _short(a[k]) else f"with {here}")
+            elif any(o.get(k) != a[k] for o in others):
+                out += _differences(a[k], [o[k] for o in others if k in o and o[k] != a[k]], here, depth + 1)
+        return out
+    note = _short(a)
+    return [f"{path}: {note}" if note else f"{path} differs"]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 and not isinstance(value, (dict, list)) else ""
+
+
+def describe_copy(definition: Any, copies: Sequence[Any], when: Mapping[str, Sequence[str]]) -> str:
+    """A tool file's description: the tool, and when Codex sends several
+    definitions under one name, what sets this one apart (its differing
+    fields and its conditions) -- "A tool Codex sends" four times said nothing."""
+    name = _name(definition)
+    others = [c for c in copies if c != definition]
+    if not others:
+        return f"A tool Codex sends ({name})."
+    notes = _differences(definition, others)
+    shown = "; ".join(notes[:MAX_NOTED]) + (f"; {len(notes) - MAX_NOTED} more" if len(notes) > MAX_NOTED else "")
+    cond = "; ".join(f"{axis} = {', '.join(vals)}" for axis, vals in when.items())
+    return f"{name}, one of {len(copies)} definitions Codex sends: " + "; ".join(x for x in (shown, f"when {cond}" if cond else "") if x) + "."
+
+
 def _members(definition: Any) -> list[Any]:
     out = [definition]
     if isinstance(definition, dict) and definition.get("type") == "namespace":
@@ -100,38 +141,34 @@ def _merge_orders(sequences: list[list[str]]) -> list[str]:
     return out
 
 
-def _variant_names(group: list[Any], stem: str, whens: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """(file stem, what sets it apart) for the definitions sent under one name:
-    named by the top-level keys whose values differ between them
-    (`web_search.external_web_access.text+image`, not `web_search-2`).  Short
+def _variant_names(group: list[Any], stem: str, whens: list[Mapping[str, Any]]) -> list[str]:
+    """File stems for the definitions sent under one name: named by the
+    top-level keys whose values differ between them
+    (`web_search.external_web_access.text-image`, not `web_search-2`).  Short
     values name themselves, an absent key adds nothing; a key whose values
     are long (a description, a schema) is named by where the definition is
     sent when that is one condition (`view_image.supports_image_detail_original`),
-    else with a counter.  A lone definition keeps the plain name."""
+    else with a counter.  A lone definition keeps the plain name; what sets
+    each apart is said in its description (describe_copy)."""
     if len(group) == 1:
-        return [(stem, "")]
+        return [stem]
     keys = sorted({k for d in group if isinstance(d, dict) for k in d})
     differing = [k for k in keys if len({parts.canonical(d.get(k)) if isinstance(d, dict) else "" for d in group}) > 1]
     out = []
     for i, d in enumerate(group):
-        tokens, said = [], []
+        tokens: list[str] = []
         for k in differing:
-            v = d.get(k) if isinstance(d, dict) else None
-            token = _token(k, v)
+            token = _token(k, d.get(k) if isinstance(d, dict) else None)
             if token is None:
                 token = _when_token(whens[i]) or f"{k}{i + 1}"
-                said.append(f"its own {k}")
-            else:
-                said.append(f"{k} = {json.dumps(v, ensure_ascii=False)}" if k in d else f"no {k}")
             if token not in tokens:
                 tokens.append(token)
-        name = ".".join([stem, *[SAFE.sub("-", t).strip("-.") for t in tokens if t]])
-        out.append((name, ", ".join(said)))
+        out.append(".".join([stem, *[SAFE.sub("-", t).strip("-.") for t in tokens if t]]))
     seen: dict[str, int] = {}
-    for i, (name, said) in enumerate(out):  # two definitions the tokens cannot tell apart: numbered
+    for i, name in enumerate(out):  # two definitions the tokens cannot tell apart: numbered
         seen[name] = seen.get(name, 0) + 1
         if seen[name] > 1:
-            out[i] = (f"{name}.{seen[name]}", said)
+            out[i] = f"{name}.{seen[name]}"
     return out
 
 
@@ -183,22 +220,21 @@ def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[
     for key, where in defs.items():
         table = learn.factor({c: ("y" if where.get(c) else None) for c in configs})
         sent_where[key] = cat.whens(set(table.rows), table.axes, about=_name(json.loads(key)))
-    names: dict[str, tuple[str, str]] = {}  # canonical definition -> (file stem, what sets it apart)
+    names: dict[str, str] = {}  # canonical definition -> file stem
+    copies: dict[str, list[Any]] = {}  # tool name -> its distinct definitions
     for stem, keys in by_name.items():
-        for key, named in zip(keys, _variant_names([json.loads(k) for k in keys], stem, [sent_where[k][0] for k in keys])):
-            names[key] = named
-    sequences = [[names[k][0] for k in seq] for seq in seqs]
+        copies[stem] = [json.loads(k) for k in keys]
+        names.update(zip(keys, _variant_names(copies[stem], stem, [sent_where[k][0] for k in keys])))
+    sequences = [[names[k] for k in seq] for seq in seqs]
     stems: dict[str, int] = {}
     for key, whens in sent_where.items():
-        stem, apart = names[key]
+        stem = names[key]
         definition = json.loads(key)
         stems[stem] = len(whens)
         for i, when in enumerate(whens):
             file_stem = stem if i == 0 else f"{stem}--{i + 1}"
-            what = f"The {_name(definition)} tool as Codex sends it" + (f" where it differs by {apart}" if apart else "")
-            if len(whens) > 1:
-                what += f" (condition {i + 1} of {len(whens)})"
-            entry: dict[str, Any] = {"description": what + ".", "owner": "codex"}
+            cond = {k: (v if isinstance(v, list) else [v]) for k, v in when.items()}
+            entry: dict[str, Any] = {"description": describe_copy(definition, copies[_name(definition)], cond), "owner": "codex"}
             if when:
                 entry["when"] = when
             accept = _lint_facts(definition)
