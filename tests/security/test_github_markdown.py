@@ -161,12 +161,11 @@ def test_printed_text_escapes_invisible_characters(ch: str) -> None:
 
 def test_the_explorer_shows_the_same_invisible_characters() -> None:
     """The explorer renders prompt text in the browser: its class is Python's."""
-    import shutil
     import subprocess
 
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("needs node to run the explorer's script")
+    from required import require_program
+
+    node = require_program("node", "apt-get install nodejs; it runs the explorer's script")
     js = (Path(__file__).resolve().parents[2] / "generator/promptspec/site/assets/explorer.js").read_text()
     regex = next(line for line in js.splitlines() if "var INVISIBLE = " in line).split("= ", 1)[1].rstrip(";")
     sample = [cp for cp in range(0x110000) if unicodedata.category(chr(cp)) in ("Cf", "Mn", "Lo", "Zs")][::7] + [0xE0049, 0x200B, 0x41]
