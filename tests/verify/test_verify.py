@@ -223,5 +223,7 @@ def test_the_pinned_body_keys_are_what_codex_sends(codex):
     h = harvest(identify(codex), models=(MODEL,), n=2)
     orders = {tuple(c.body) for c in h.captures if c.body}
     assert orders == {PINNED_BODY_KEYS}
-    # promptspec's default order is Codex's, less the per-session keys it leaves out.
-    assert DEFAULT_BODY_ORDER == tuple(k for k in PINNED_BODY_KEYS if k not in VOLATILE_BODY)
+    # promptspec's default order is Codex's, the per-session keys included: they
+    # keep their place and are left out only while they have no value.
+    assert DEFAULT_BODY_ORDER == PINNED_BODY_KEYS
+    assert set(VOLATILE_BODY) <= set(PINNED_BODY_KEYS)
