@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Import a released Codex CLI and verify the whole matrix against it; print the figures.
 
-    python3 bench/bench_verify.py /work/cache/codex/0.125.0 [more installs...] [--sample N]
+    python3 bench/bench_verify.py ~/codex/0.125.0 [more installs...] [--sample N]
 
 Each argument is an `npm install --prefix DIR @openai/codex@VERSION` folder (or
 the binary).  For each release: variants in the matrix, how many are

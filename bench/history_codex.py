@@ -5,7 +5,8 @@
     python bench/history_codex.py --releases 0.125.0,0.150.0,0.169.0,0.171.0 --format markdown --out DIR
 
 Each release is a `npm install --prefix` folder of `@openai/codex@<version>`:
-`$PROMPTSPEC_CODEX_CACHE/<version>` (default /work/cache/codex/<version>).
+`$PROMPTSPEC_CODEX_CACHE/<version>`, else `.ci/cache/codex/<version>` in the
+repository (where the tests install releases from npm, tests/codex_release.py).
 For each, `promptspec import-codex --cli FOLDER --out OUT/<version> --force`
 writes a spec (the Codex run is offline, in a scratch HOME); then
 
@@ -29,8 +30,13 @@ DEFAULT_RELEASES = ("0.125.0", "0.150.0", "0.169.0")
 EXT = {"markdown": "md", "json": "json", "text": "txt"}
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("PROMPTSPEC_CODEX_CACHE", "/work/cache/codex"))
+REPO = Path(__file__).resolve().parent.parent
+
+
+def places(version: str) -> list[Path]:
+    """Where a release may be installed: as tests/codex_release.py installs them."""
+    cache = os.environ.get("PROMPTSPEC_CODEX_CACHE")
+    return [Path(cache) / version if cache else REPO / ".ci" / "cache" / "codex" / version]
 
 
 def has_cli_import(py: list[str]) -> bool:
@@ -39,8 +45,7 @@ def has_cli_import(py: list[str]) -> bool:
 
 
 def installed(version: str) -> Path | None:
-    folder = cache_root() / version
-    return folder if any(folder.glob("node_modules/@openai/codex-*/vendor/*/*/codex")) else None
+    return next((f for f in places(version) if any(f.glob("node_modules/@openai/codex-*/vendor/*/*/codex"))), None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,12 +69,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return _history(py, [f"dir:{args.imported / v},label={v}" for v in versions], args)
     if not has_cli_import(py):
-        print("history_codex: this promptspec has no `import-codex --cli` (the Fidelity work is not merged)", file=sys.stderr)
+        print("history_codex: this promptspec has no `import-codex --cli`", file=sys.stderr)
         return 2
     missing = [v for v in versions if installed(v) is None]
     if missing:
-        print(f"history_codex: no Codex CLI installed under {cache_root()} for {', '.join(missing)} "
-              f"(npm install --prefix {cache_root()}/<version> @openai/codex@<version>)", file=sys.stderr)
+        print(f"history_codex: Codex {', '.join(missing)} not installed (looked in {', '.join(str(p) for p in places(missing[0]))}; "
+              f"npm install --prefix {places(missing[0])[-1]} @openai/codex@{missing[0]})", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     sides = []

@@ -25,10 +25,10 @@ RANK = {
     "importers": 6,
     "review": 6,
     "authoring": 6,
-    "verify": 6,
-    "site": 7,
-    "cli": 8,
-    "__main__": 9,
+    "verify": 7,  # groups its report by axis with review/reach.py
+    "site": 8,
+    "cli": 9,
+    "__main__": 10,
 }
 MAX_LINES = 600  # the aim is ~500; past this a module holds more than one job
 

@@ -535,3 +535,17 @@ def test_a_file_only_included_in_a_fragment_that_never_applies_is_an_orphan(tmp_
     # Lint reads the include to check its variables; that read is not a use.
     found = findings(root, tmp_path)
     assert sorted((f.rule, f.path) for f in found) == [("PS204", "fragments/late.yaml"), ("PS401", "parts/late.md")]
+
+
+def test_ps206_a_skeleton_left_as_new_wrote_it(tmp_path: Path) -> None:
+    """`new fragment` passes lint by design; its TODO description and, in a
+    spec that names owners, its empty owner are reported until filled in."""
+    owned = GOOD_FRAGMENT + "description: Says which shell.\nowner: platform\n"
+    todo = GOOD_FRAGMENT.replace("<good>", "<todo>").replace("</good>", "</todo>") + 'description: "TODO: what it is for."\nowner: ""\n'
+    found = findings(tiny_spec(tmp_path, {"good": owned, "todo": todo}), tmp_path)
+    assert rules(found) == ["PS206", "PS206"]
+    assert {f.fragment for f in found} == {"todo"} and any("TODO" in f.message for f in found) and any("owner" in f.message for f in found)
+
+
+def test_ps206_no_owner_asked_for_in_a_spec_without_owners(tmp_path: Path) -> None:
+    assert findings(tiny_spec(tmp_path, {"good": GOOD_FRAGMENT + "description: Says which shell.\n"}), tmp_path) == []

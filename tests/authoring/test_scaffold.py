@@ -33,6 +33,12 @@ def lint_findings(root: Path, tmp_path: Path) -> list[lint.Finding]:
     return lint.lint(pipeline.run(root, counter=TokenCounter(tmp_path / "tokens")))
 
 
+def left_to_fill(root: Path, tmp_path: Path) -> set[str]:
+    """The rules a fresh skeleton breaks: only PS206, its TODO description and
+    empty owner left to its author on purpose (and reported until filled in)."""
+    return {f.rule for f in lint_findings(root, tmp_path)}
+
+
 def new(*args: str) -> int:
     return cli.main(["new", *args])
 
@@ -46,7 +52,7 @@ def test_new_fragment_is_lint_clean_in_its_default_slot(spec_dir: Path, tmp_path
     assert body.startswith("\n") and body.endswith("\n")
     fragment = next(f for f in load_spec(spec_dir).fragments if f.name == "house_rules")
     assert (fragment.role, fragment.slot, fragment.start, fragment.end) == (role, slot, "<house_rules>", "</house_rules>")
-    assert lint_findings(spec_dir, tmp_path) == []
+    assert left_to_fill(spec_dir, tmp_path) == {"PS206"}
     result = pipeline.run(spec_dir, counter=TokenCounter(tmp_path / "tokens"))
     for req in result.requests:  # no `when`: sent in every variant, in the right message
         (section,) = [s for _, _, s in req.sections if s.fragment == "house_rules"]
@@ -67,7 +73,7 @@ def test_fragment_yaml_explains_every_key(spec_dir: Path) -> None:
 def test_new_fragment_in_a_given_slot(spec_dir: Path, tmp_path: Path) -> None:
     assert new("fragment", "late_note", "--role", "developer", "--slot", "separate_developer", "--spec", str(spec_dir)) == 0
     assert next(f for f in load_spec(spec_dir).fragments if f.name == "late_note").slot == "separate_developer"
-    assert lint_findings(spec_dir, tmp_path) == []
+    assert left_to_fill(spec_dir, tmp_path) == {"PS206"}
 
 
 @pytest.mark.parametrize(
@@ -138,7 +144,7 @@ def test_new_personality(spec_dir: Path, tmp_path: Path, capsys: pytest.CaptureF
     # harbor-5's template has the placeholder but no personality_terse variable.
     assert "personality_terse" in out and "harbor-5" in out
     assert [p.name for p in load_spec(spec_dir).personalities][-1] == "terse"
-    assert lint_findings(spec_dir, tmp_path) == []
+    assert left_to_fill(spec_dir, tmp_path) == {"PS206"}
 
 
 def test_rollback_after_the_edit(spec_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

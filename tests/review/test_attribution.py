@@ -172,7 +172,8 @@ def test_a_one_mode_edit_through_git_fits_on_one_screen(tmp_path, capsys) -> Non
     visible = re.sub(r"(?s)<details>.*?</details>\n?", "", out)
     lines = visible.strip("\n").splitlines()
     assert len(lines) <= 45, visible
-    assert re.search(r"\*\*24 of 88 variants changed; largest Δ \+\d+ tokens .*total Δ \+\d+ tokens", visible)
+    assert re.search(r"\*\*24 of 88 variants changed; Δ per variant \+\d+(…\+\d+)? tokens; largest Δ \+\d+ tokens", visible)
+    assert "total Δ" not in visible  # never a sum over variants
     (item,) = [line for line in lines if line.startswith("- **c")]
     assert "24 of 88 variants — mode &#61; plan &#40;all models&#41;" in item
     assert "changed: <code>modes/plan.md</code>" in item

@@ -60,9 +60,11 @@ def test_check_fails_on_a_spec_over_its_budget_and_the_matrix_marks_the_cell(spe
     assert code == 1
     assert "matches the spec" in out  # the lock still matches: the budget alone fails the check
     line = (spec / "spec.yaml").read_text(encoding="utf-8").splitlines().index("  harbor-4-legacy:") + 1
-    for vid in over:
-        total = next(t for t, v in legacy if v == vid)
-        assert f"{vid}: {total} tokens, over budgets.harbor-4-legacy.max_tokens = {limit} (spec.yaml:{line})" in out
+    totals = sorted(t for t, v in legacy if v in over)
+    shown = str(totals[0]) if totals[0] == totals[-1] else f"{totals[0]}…{totals[-1]}"
+    lines = [ln for ln in out.splitlines() if "max_tokens" in ln]  # one line for the budget, not one a variant
+    assert len(lines) == 1 and lines[0].endswith(f": {shown} tokens > budgets.harbor-4-legacy.max_tokens {limit} (spec.yaml:{line})")
+    assert lines[0].lstrip().startswith(f"{len(over)} of 88 variants")  # counted, by axis where rules fit (reach.py)
     code, out, _ = cli(capsys, tmp_path, "check", "--spec", str(spec), "--format", "json")
     assert code == 1 and sorted(b["variant"] for b in json.loads(out)["budget_breaches"]) == over
 
@@ -88,7 +90,15 @@ def test_budget_percent_and_delta(spec, tmp_path, capsys) -> None:
     assert code == 1
     deltas = [b for b in json.loads(out)["budget_breaches"] if b["figure"] == "Δ tokens"]
     assert deltas and all(b["value"] > 5 and b["limit"] == 5 and "/plan/" in b["variant"] for b in deltas)
-    assert "tokens added, over budgets.all.max_delta = 5 (spec.yaml:" in err
+    grouped = [ln for ln in err.splitlines() if "max_delta" in ln]
+    assert len(grouped) == 1 and "tokens added > budgets.all.max_delta 5 (spec.yaml:" in grouped[0]
+    assert "mode = plan" in grouped[0] and f"{len(deltas)} of " in grouped[0]
+    # The pull-request comment: one alert per budget, not one a variant.
+    code, out, _ = cli(capsys, tmp_path, "diff", str(base), str(spec), "--format", "markdown")
+    alerts = [ln for ln in out.splitlines() if ln.startswith("- :warning:") and "max&#95;delta" in ln]
+    assert code == 1 and len(alerts) == 1, alerts
+    assert "mode &#61; plan" in alerts[0] and "max&#95;delta 5" in alerts[0] and "spec.yaml&#58;" in alerts[0]
+    assert "total Δ" not in out
 
 
 def test_fail_on_budget_turns_alerts_into_exit_1(spec, tmp_path, capsys) -> None:
@@ -243,3 +253,28 @@ def test_huge_changes_stay_fast() -> None:
     assert "too many changed lines" in out and out.startswith("--- base: section x\n+++ head: section x\n")
     spent = time.process_time() - started
     assert spent < 5, f"{spent:.1f} s of CPU for two budgeted diffs"
+
+
+
+def test_word_view_keeps_the_spaces_at_the_edges_of_a_change() -> None:
+    """md_escape folds whitespace; the word view kept its runs' edge spaces
+    anyway, so an insertion does not read `verified.<ins>For`."""
+    from promptspec.util.gh_markdown import md_escape
+
+    ops = worddiff.word_ops("run the tests then stop", "run the unit tests then stop")
+    assert ("+", " unit") in ops  # a run with a space at its edge
+    marked = worddiff.markup(ops, md_escape)
+    assert marked == "run the<ins> unit</ins> tests then stop", marked
+
+
+def test_check_says_added_for_a_file_the_lock_never_saw(spec, tmp_path, capsys) -> None:
+    assert cli(capsys, tmp_path, "lock", "--spec", str(spec))[0] == 0
+    tool = (spec / "tools" / "shell.yaml").read_text(encoding="utf-8").replace("name: shell", "name: run_tests")
+    (spec / "tools" / "run_tests.yaml").write_text(tool, encoding="utf-8")
+    text = (spec / "spec.yaml").read_text(encoding="utf-8")
+    (spec / "spec.yaml").write_text(text.replace("order: [shell,", "order: [shell, run_tests,"), encoding="utf-8")
+    with (spec / "modes" / "plan.md").open("a", encoding="utf-8") as fh:
+        fh.write("One more line.\n")
+    code, out, _ = cli(capsys, tmp_path, "check", "--spec", str(spec))
+    assert code == 1
+    assert "  tools/run_tests.yaml added: reaches" in out and "  modes/plan.md changed: reaches" in out

@@ -155,7 +155,7 @@ def test_cli_formats_list_changes_values_and_moves(repo: Path, cache: Path, caps
     assert code == 0, err
     assert md.startswith("# Prompt history") and "## v1 → v2" in md and "## v2 → v3" in md
     assert "harbor-4-legacy gone in v3" in md and "review added in v2" in md
-    assert "open&#95;files moved" in md and "```diff" in md
+    assert "open_files moved" in md and "```diff" in md  # readable: no entity for an underscore inside a word
     code, js, err = cli(capsys, cache, "history", "v1", "v3", "--spec", str(repo), "--format", "json")
     assert code == 0, err
     step = json.loads(js)["steps"][0]
@@ -458,8 +458,9 @@ def test_markdown_fits_a_comment(repo: Path, cache: Path, capsys) -> None:
     tight = history_report.to_markdown(hist, max_chars=MIN_MARKDOWN_CHARS, command="promptspec history v1 v2 v3")
     assert len(tight) <= MIN_MARKDOWN_CHARS and tight.startswith("# Prompt history")
     assert "| v1 |" in tight and "| v3 |" in tight and "## v1 → v2" in tight and "## v2 → v3" in tight
-    assert "**Variants:**" in tight and "<details>" not in tight
-    assert "Cut to fit 2000 characters: the details of step 1, the details of step 2" in tight
+    assert "**Variants:**" in tight and "Cut to fit 2000 characters: " in tight
+    assert tight.count("<details>") < whole.count("<details>")
+    assert "Run `promptspec history v1 v2 v3 --format markdown --out FILE` for everything" in tight  # a command to copy, in a code span
 
     # Room for both summaries and the first diff only.
     blocks = [history_report._diff_block(c) for s in hist.steps for c in s.changes if c.diff]
@@ -469,9 +470,39 @@ def test_markdown_fits_a_comment(repo: Path, cache: Path, capsys) -> None:
     assert middle.count("**Largest increases**") == whole.count("**Largest increases**") > 0
     left = [(n, i + 1) for i, s in enumerate(hist.steps) if (n := sum(1 for c in s.changes if c.diff) - (i == 0))]
     listed = ", ".join(f"{n} diff{'s' if n > 1 else ''} of step {i}" for n, i in left)
-    assert f"Cut to fit {cap} characters: {listed}. Run this history" in middle, middle[-300:]
+    assert f"Cut to fit {cap} characters: {listed}. Run this history with --out FILE" in middle, middle[-300:]
 
     code, _, err = cli(capsys, cache, "history", "v1", "v2", "--spec", str(repo), "--format", "markdown", "--max-chars", "100")
     assert code == 2 and f"--max-chars must be at least {MIN_MARKDOWN_CHARS}" in err
     code, md, err = cli(capsys, cache, "history", "v1", "v2", "v3", "--spec", str(repo), "--format", "markdown", "--max-chars", "2000")
     assert code == 0 and md == tight
+
+
+def test_markdown_to_a_file_is_whole_and_reads_as_text(repo: Path, cache: Path, capsys, tmp_path) -> None:
+    """`--out FILE` writes the whole history (no cap unless asked for), escaped
+    only where GitHub would act: names keep their underscores, nothing is an
+    entity but `<`, `&`, `@` and `#1`."""
+    import re
+
+    out = tmp_path / "history.md"
+    code, printed, err = cli(capsys, cache, "history", "v1", "v2", "v3", "--spec", str(repo), "--format", "markdown", "--out", str(out))
+    assert code == 0, err
+    assert f"wrote {out}" in printed
+    md = out.read_text(encoding="utf-8")
+    code, capped, _ = cli(capsys, cache, "history", "v1", "v2", "v3", "--spec", str(repo), "--format", "markdown", "--max-chars", "2000")
+    assert ":scissors:" not in md and len(md) > len(capped)
+    assert "open_files" in md and "&#95;" not in md and "&#40;" not in md and "&#58;" not in md
+    assert set(re.findall(r"&#?\w+;", md)) <= {"&lt;", "&amp;", "&#91;", "&#93;", "&#8203;"}
+
+
+def test_md_text_is_inert_on_github_and_light() -> None:
+    """As inert as md_escape (live_elements finds nothing), with far fewer escapes."""
+    from promptspec.util.gh_markdown import live_elements, md_escape, md_span, md_text
+
+    plain = "exec_command: model (all models) = x"
+    assert md_text(plain) == plain
+    hostile = "<script> *x* _y_ [l](u) @team #1 a|b `c` $m$ ~~s~~ &amp; https://x.example www.y.example GH-12 :smile:"
+    light = md_text(hostile)
+    assert live_elements(light) == [] and live_elements(md_escape(hostile)) == []
+    assert light.count("&#") < md_escape(hostile).count("&#") / 2
+    assert md_span("a|b") == r"`a\|b`" and md_span("x`y") == "<code>x&#96;y</code>" and md_span("@team").startswith("<code>")

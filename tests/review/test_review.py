@@ -329,7 +329,7 @@ def test_markdown_diff(repo, cache, expected, capsys) -> None:
     assert len(out) <= 60000
     first_details = out.index("<details>")
     summary = out[:first_details]
-    assert f"{len(expected['changed'])} changed · 24 added" in summary and "largest Δ" in summary and "total Δ" in summary
+    assert f"{len(expected['changed'])} changed · 24 added" in summary and "largest Δ" in summary and "Δ per variant" in summary and "total Δ" not in summary
     assert "<code>review&#95;checklist</code>" in summary and "moved (developer)" in summary
     assert "<code>realtime</code> <code>&#60;realtime&#95;conversation&#62;</code> changed" in summary
     assert "changed: <code>fragments/realtime.md</code>" in summary

@@ -19,6 +19,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -261,6 +262,7 @@ PAGE_KINDS = [
     ("mode", "prompts/modes/pair_programming/"),
     ("extra axis value", "prompts/axes/sandbox_mode/workspace-write/"),
     ("fragments", "prompts/fragments/"),
+    ("tools", "prompts/tools/"),
     ("fragment", "prompts/fragments/collaboration_mode/"),
     ("assembly", "prompts/assembly/"),
     ("lint", "prompts/lint/"),
@@ -670,3 +672,88 @@ def test_conformance_page_and_badges_render(driver, conformance_site):
     assert _errors(driver) == []
     _open(driver, _variant_url(base, "conformance", result, result.variants[1].id)[0])
     assert driver.find_element(By.CSS_SELECTOR, ".ps-badge-identical").text == "identical to Codex 0.125.0"
+
+
+SCROLLED_FIRST_COLUMN = """
+const out = [];
+document.querySelectorAll('.md-content table').forEach(t => {
+  const frame = t.closest('.md-typeset__scrollwrap') || t.parentElement;
+  if (frame.scrollWidth <= frame.clientWidth + 1) return;
+  frame.scrollLeft = frame.scrollWidth;  // as far right as it goes
+  const cell = t.tBodies[0].rows[0].cells[0];
+  const f = frame.getBoundingClientRect(), c = cell.getBoundingClientRect();
+  out.push({head: (t.rows[0] || {}).textContent.slice(0, 40), scrolled: frame.scrollLeft, frameLeft: f.left, cellLeft: c.left,
+            cellRight: c.right});
+});
+return out;
+"""
+
+
+@pytest.mark.parametrize("path", ["prompts/", "prompts/models/harbor-5/"])
+def test_on_a_phone_a_scrolled_table_keeps_its_first_column_in_view(driver, embedded, path):
+    """Scroll each table that scrolls as far right as it goes and measure
+    where its first column is: still at the frame's left edge (a sticky
+    position that did not stick left it at x = -148 px)."""
+    base, _ = embedded
+    try:
+        _set_width(driver, 390)
+        _open(driver, f"{base}/embedded/{path}")
+        found = driver.execute_script(SCROLLED_FIRST_COLUMN)
+        assert found, "no table scrolls at 390 px here: the test would check nothing"
+        for t in found:
+            assert t["scrolled"] > 0, t
+            assert t["frameLeft"] - 1 <= t["cellLeft"] <= t["frameLeft"] + 24, t  # at the left edge, inside the frame's padding
+    finally:
+        _set_width(driver, 1400)
+
+
+def _table_frame(driver, selector: str) -> list:
+    """[scrollWidth, clientWidth] of the frame that scrolls the first table matching `selector`, and its header text."""
+    return driver.execute_script(
+        "const t = document.querySelector(arguments[0]); const f = t.closest('.md-typeset__scrollwrap') || t.parentElement;"
+        "return [f.scrollWidth, f.clientWidth, (t.rows[0] || {}).textContent];", selector)
+
+
+def test_on_a_phone_the_facts_table_wraps_instead_of_scrolling(driver, embedded):
+    base, _ = embedded
+    try:
+        _set_width(driver, 390)
+        _open(driver, f"{base}/embedded/prompts/variants/harbor-5--friendly--plan--workspace-write/")
+        sizes = _table_frame(driver, ".ps-facts table")
+        assert sizes[0] <= sizes[1] + 1, sizes
+    finally:
+        _set_width(driver, 1400)
+
+
+def _imported_like_spec(root: Path) -> Path:
+    """The embedded spec with tools shaped as an import writes them: one owner,
+    copies of a tool under suffixed names, sentence-long descriptions."""
+    spec = root / "imported-like"
+    shutil.copytree(TEMPLATES, spec)
+    for f in (spec / "tools").glob("*.yaml"):
+        f.write_text(re.sub(r"(?m)^owner: .*$", "owner: codex", f.read_text(encoding="utf-8")), encoding="utf-8")
+    names = []
+    for n in range(2, 6):
+        name = f"request_user_input--{n}"
+        names.append(name)
+        (spec / "tools" / f"{name}.yaml").write_text(yaml.safe_dump({
+            "description": f"request_user_input, one of 5 definitions Codex sends: parameters.properties.questions differs; "
+                           f"no strict; when model = harbor-5, harbor-5-mini; sandbox_mode = read-only, workspace-write.",
+            "owner": "codex",
+            "definition": {"type": "function", "name": f"request_user_input_{n}", "description": "Ask the user a question.",
+                           "strict": False, "parameters": {"type": "object", "properties": {}}}}, sort_keys=False), encoding="utf-8")
+    text = (spec / "spec.yaml").read_text(encoding="utf-8")
+    (spec / "spec.yaml").write_text(text.replace("web_search, harbor_jobs]", "web_search, " + ", ".join(names) + ", harbor_jobs]"),
+                                    encoding="utf-8")
+    return spec
+
+
+def test_an_imported_like_tools_catalog_fits_1400_px(driver, www, tmp_path_factory):
+    root, base = www
+    work = tmp_path_factory.mktemp("browser-tools")
+    _build(work, "tools", _imported_like_spec(work), root, variant_pages="none")
+    _set_width(driver, 1400)
+    _open(driver, f"{base}/tools/prompts/tools/")
+    sizes = _table_frame(driver, ".md-content table")
+    assert sizes[0] <= sizes[1] + 1, sizes
+    assert "owner" not in sizes[2]  # one owner: said once above the table, not in a column

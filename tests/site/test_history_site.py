@@ -208,3 +208,18 @@ def test_step_page_renders_offline_with_its_diff(driver, served) -> None:
     resources = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     assert all(url.startswith(served) for url in resources), resources
     assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_default_chart_follows_the_variants_that_last_not_the_last_release_s_new_models() -> None:
+    """Three releases where the last adds two models: the default chart follows
+    the variants present in all three, one per model, not the new models' dots."""
+    from types import SimpleNamespace as NS
+
+    def release(models: list[str], total: int):
+        return NS(variants={f"{m}/default": NS(model=m, total=total + i) for i, m in enumerate(models)})
+
+    releases = [release(["old-a", "old-b"], 100), release(["old-a", "old-b"], 110), release(["new-x", "old-a", "new-y", "old-b"], 120)]
+    steps = [NS(deltas=[NS(id=v, base_id=v) for v in r.variants if v in prev.variants]) for prev, r in zip(releases, releases[1:])]
+    lines = traces(NS(releases=releases, steps=steps))
+    assert [vid for vid, _ in lines] == ["old-a/default", "old-b/default"]
+    assert lines[0][1] == [100, 110, 121]

@@ -642,3 +642,21 @@ def test_codex_fixture_site_builds_strict(tmp_path):
     assert result.variants
     v = result.variants[0]
     assert sections_in(variant_html(site_dir, v.slug)) == expected_sections(result, v)
+
+
+def test_assembly_diagrams_leave_out_a_group_with_no_slots() -> None:
+    """An imported spec's layout may name a message group with no slots; it
+    sends nothing, so neither diagram draws an empty "(no slots)" box for it."""
+    import dataclasses
+
+    from promptspec.site import diagram, mermaid
+    from promptspec.spec import load_spec
+
+    spec = load_spec(TEMPLATES)
+    layout = dict(spec.layout)
+    assert layout and all(layout.values()), "the example's groups all have slots"
+    layout["separate_developer"] = ()
+    bare = dataclasses.replace(spec, layout=layout)
+    for drawn in (diagram.assembly(bare, {}), mermaid.assembly(bare, {})):
+        assert "(no slots)" not in drawn
+        assert "slot " in drawn  # the other groups are still drawn

@@ -120,6 +120,40 @@ def test_spec_without_codex_axes_is_refused(codex, capsys):
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "axis" in err
 
 
+def test_a_changed_tool_and_permissions_text_are_both_named_grouped_and_short(codex, spec_dir, tmp_path, capsys):
+    """The newcomer's tampered spec: one tool description and one permissions
+    text changed.  The report names the tool and the part, groups the variants
+    by axis, and stays small; so does the Conformance page built from it."""
+    from promptspec import pipeline
+    from promptspec.measure.counter import TokenCounter
+    from promptspec.site import build as site
+    from promptspec.site import conformance
+
+    edited = tmp_path / "tampered"
+    shutil.copytree(spec_dir, edited)
+    tool_file = edited / "tools" / "update_plan.json"
+    tool = json.loads(tool_file.read_text())
+    tool["definition"]["description"] += " Keep it current."  # what Codex sends, not the catalog's note
+    tool_file.write_text(json.dumps(tool, indent=2))
+    on_request = edited / "texts" / "permissions" / "approval" / "on-request.md"
+    on_request.write_text(on_request.read_text().replace("approv", "Approv", 1))
+    report = tmp_path / "tampered.json"
+    rc = main(["verify", "--cli", str(codex), "--spec", str(edited), "--sample", "96", "--format", "markdown", "--out", str(report)])
+    md = capsys.readouterr().out
+    assert rc == 1
+    assert len(md) < 40_000, len(md)
+    assert "## tool update&#95;plan&#58; all 96 compared variants" in md
+    assert "approval&#95;policy &#61; on-request" in md and "## permissions" in md
+    assert md.count("Keep it current.") == 1  # one group, its diff once
+    data = json.loads(report.read_text())
+    assert all(any(d["name"] == "tool update_plan" for d in v["differences"]) for v in data["variants"])
+    both = [v for v in data["variants"] if v["config"]["approval_policy"] == "on-request"]
+    assert both and all({d["name"] for d in v["differences"]} >= {"permissions", "tool update_plan"} for v in both)
+    result = pipeline.run(edited, counter=TokenCounter(tmp_path / "tokens"))
+    page = site.build_site(result, links="dir", variant_pages="all", conformance=conformance.load(report)).pages["prompts/conformance.md"]
+    assert len(page.encode()) < 300_000 and page.count("Keep it current.") == 1 and "Compared: the instructions field" in page
+
+
 def _edit_tools(spec: Path) -> None:
     """Every tool definition's description one word longer."""
     for path in sorted((spec / "tools").glob("*.json")):
@@ -129,36 +163,36 @@ def _edit_tools(spec: Path) -> None:
             path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
-def _edit_spec_yaml(spec: Path, change) -> None:
+def _edit_spec_yaml(spec: Path, rule: dict) -> None:
+    """One more request rule, for every variant (an imported spec writes only
+    what differs from the documented defaults, so the edit adds a rule)."""
     import yaml
 
     path = spec / "spec.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert change(data["request"]["rules"]), "the imported spec has no rule to edit"
+    data.setdefault("request", {}).setdefault("rules", []).append(rule)
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
-def _flip_store(rules: list) -> bool:
+def _store_true() -> dict:
     """`store: false` (what Codex sends) becomes true."""
-    hits = [r for r in rules if r.get("params") == {"store": False}]
-    for r in hits:
-        r["params"] = {"store": True}
-    return bool(hits)
+    return {"params": {"store": True}}
 
 
-def _swap_store_and_stream(rules: list) -> bool:
-    """`store` and `stream` trade places in every body order."""
-    hits = [r["order"] for r in rules if "store" in r.get("order", ()) and "stream" in r.get("order", ())]
-    for order in hits:
-        i, j = order.index("store"), order.index("stream")
-        order[i], order[j] = order[j], order[i]
-    return bool(hits)
+def _store_and_stream_swapped() -> dict:
+    """`store` and `stream` trade places in the body order."""
+    from promptspec.spec.model import DEFAULT_BODY_ORDER
+
+    order = list(DEFAULT_BODY_ORDER)
+    i, j = order.index("store"), order.index("stream")
+    order[i], order[j] = order[j], order[i]
+    return {"order": order}
 
 
 @pytest.mark.parametrize("edit, part", [
     (_edit_tools, "tools"),
-    (lambda spec: _edit_spec_yaml(spec, _flip_store), "request parameters"),
-    (lambda spec: _edit_spec_yaml(spec, _swap_store_and_stream), "body key order"),
+    (lambda spec: _edit_spec_yaml(spec, _store_true()), "request parameters"),
+    (lambda spec: _edit_spec_yaml(spec, _store_and_stream_swapped()), "body key order"),
 ], ids=["tool", "parameter", "key-order"])
 def test_every_compared_part_can_fail(codex, spec_dir, tmp_path, capsys, edit, part):
     """A changed tool, parameter or key order (not only a text) fails verify
@@ -170,7 +204,11 @@ def test_every_compared_part_can_fail(codex, spec_dir, tmp_path, capsys, edit, p
     data = json.loads(capsys.readouterr().out)
     assert rc == 1, data
     assert data["compared"] == 3 and data["identical"] == 0
-    assert {v["part"] for v in data["variants"]} == {part}
+    parts = {v["part"] for v in data["variants"]}
+    if part == "tools":  # each tool is compared and named on its own ("tool update_plan")
+        assert parts and all(p.startswith("tool ") for p in parts), parts
+    else:
+        assert parts == {part}
 
 
 def test_the_pinned_body_keys_are_what_codex_sends(codex):
@@ -178,11 +216,13 @@ def test_the_pinned_body_keys_are_what_codex_sends(codex):
     against) from a live capture of the installed release, not a copy."""
     from promptspec.oracle.binary import identify
     from promptspec.oracle.capture import harvest
-
+    from promptspec.oracle.parts import VOLATILE_BODY
     from promptspec.spec.model import DEFAULT_BODY_ORDER
 
     h = harvest(identify(codex), models=(MODEL,), n=2)
     orders = {tuple(c.body) for c in h.captures if c.body}
     assert orders == {PINNED_BODY_KEYS}
-    # promptspec's default order is Codex's whole order (a body leaves out the keys it does not send).
+    # promptspec's default order is Codex's, the per-session keys included: they
+    # keep their place and are left out only while they have no value.
     assert DEFAULT_BODY_ORDER == PINNED_BODY_KEYS
+    assert set(VOLATILE_BODY) <= set(PINNED_BODY_KEYS)

@@ -43,6 +43,7 @@ RULES: Mapping[str, RuleInfo] = {
         RuleInfo("PS203", "unknown-name", ERROR, "`when` and matrix rule patterns match a defined axis or field value"),
         RuleInfo("PS204", "fragment-never-applies", WARNING, "a fragment's `when` leaves at least one variant"),
         RuleInfo("PS205", "fragment-never-rendered", WARNING, "a fragment produces a section in at least one variant"),
+        RuleInfo("PS206", "skeleton-left", WARNING, "no description is a TODO left by `promptspec new`; in a spec that names owners, every fragment and tool has one"),
         RuleInfo("PS301", "agents-md-truncated", WARNING, "AGENTS.md text fits in project_doc_max_bytes"),
         RuleInfo("PS302", "fragment-over-budget", WARNING, "no section exceeds tokens.fragment_budget"),
         RuleInfo("PS303", "variant-over-compaction", ERROR, "no variant starts past its auto-compaction limit"),

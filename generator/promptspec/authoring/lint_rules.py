@@ -26,6 +26,7 @@ from ..spec.files import read_regular_bytes, read_text_file
 from ..spec.model import BUILTIN_NAMES, ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec, When
 from ..spec.sources import Located
 from .findings import IGNORED_FILES, Finding, finding
+from .skeleton_rules import SKELETON_RULES
 from .tool_rules import TOOL_RESULT_RULES, TOOL_SPEC_RULES
 
 # ---------------------------------------------------------------------------
@@ -582,7 +583,8 @@ def _invisible(result: Any) -> Iterator[Finding]:
         )
 
 
-SPEC_RULES = (_roles, _marker_pairs, _marker_collisions, _marker_ascii, _variables, _unknown_names, _never_applies, *TOOL_SPEC_RULES)
+
+SPEC_RULES = (_roles, _marker_pairs, _marker_collisions, _marker_ascii, _variables, _unknown_names, _never_applies, *SKELETON_RULES, *TOOL_SPEC_RULES)
 """Rules over the loaded spec alone, in the order they were written."""
 
 RESULT_RULES = (_glue, _never_rendered, _agents_truncated, _over_budget, _over_compaction, _orphans, _invisible, *TOOL_RESULT_RULES)

@@ -147,13 +147,17 @@ def new_fragment(spec_dir: Path, name: str, role: str, slot: str | None = None, 
     )
 
 
+LEFT_TO_FILL = ("PS206",)
+"""What a skeleton leaves to its author on purpose (its TODO description, its owner); lint reports it until filled in."""
+
+
 def _check_clean_fragment(spec: Spec, name: str) -> None:
     """The skeleton must not start life with a lint error (e.g. a marker that
     collides with an existing one)."""
     from .lint import check_spec
 
     for finding in check_spec(spec):
-        if finding.fragment == name:
+        if finding.fragment == name and finding.rule not in LEFT_TO_FILL:
             raise SpecError(
                 f"the new fragment would not lint clean: {finding.rule} {finding.message}",
                 finding.path,

@@ -112,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.add_argument("--model", action="append", metavar="SLUG", help="with --cli: import only this model (repeatable; default: all)")
+    p.add_argument("--cwd", metavar="DIR", help="with --cli: run Codex in this project (its AGENTS.md chain, git root)")
+    p.add_argument("--codex-home", metavar="DIR", help="with --cli: take config.toml, AGENTS.md and skills from this Codex home (never auth.json, sessions, history, logs)")
+    p.add_argument("-c", dest="config", action="append", metavar="KEY=VALUE", help="with --cli: a config override (TOML value) for every Codex process (repeatable)")
+    p.add_argument("--enable", action="append", metavar="FEATURE", help="with --cli: turn a Codex feature on (repeatable)")
+    p.add_argument("--disable", action="append", metavar="FEATURE", help="with --cli: turn a Codex feature off (repeatable)")
     _codex_run_args(p)
     p.set_defaults(func=commands.cmd_import_codex)
 
@@ -176,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "each optionally followed by ,label=NAME and ,date=YYYY-MM-DD (docs/history.md)")
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=review_spec_help)
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    p.add_argument("--max-chars", type=int, default=60000, metavar="N", help="markdown size cap (default 60000; GitHub comments hold 65536)")
+    p.add_argument("--max-chars", type=int, default=None, metavar="N",
+                   help="markdown size cap (default: 60000 on standard output, as GitHub comments hold 65536; none with --out)")
+    p.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the report to FILE instead of standard output (markdown: whole, not cut)")
     p.set_defaults(func=commands.cmd_history)
 
     for name, help_text in (("lock", "write prompts.lock.json: a hash and token counts of every variant"), ("check", "exit 1 if the spec no longer matches prompts.lock.json")):

@@ -9,7 +9,7 @@ so a failing CI line says what to fix without opening a report.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from ..spec.model import SPEC_FILE, Budget
 
@@ -28,15 +28,54 @@ class Breach:
         return f"{SPEC_FILE}:{self.line}" if self.line else SPEC_FILE
 
     def message(self) -> str:
-        def num(x: float) -> str:
-            return f"{x:.2f}".rstrip("0").rstrip(".") if isinstance(x, float) and not x.is_integer() else str(int(x))
-
-        unit = {"tokens": " tokens", "% of usable window": " % of the usable window", "Δ tokens": " tokens added", "Δ %": " % growth"}[self.figure]
-        key = {"tokens": "max_tokens", "% of usable window": "max_percent", "Δ tokens": "max_delta", "Δ %": "max_delta"}[self.figure]
-        return f"{self.variant}: {num(self.value)}{unit}, over {self.budget}.{key} = {num(self.limit)} ({self.where})"
+        return f"{self.variant}: {_num(self.value)}{_UNIT[self.figure]}, over {self.budget}.{_KEY[self.figure]} = {_num(self.limit)} ({self.where})"
 
     def to_data(self) -> dict[str, Any]:
         return {"variant": self.variant, "figure": self.figure, "value": self.value, "limit": self.limit, "budget": self.budget, "line": self.line}
+
+
+_UNIT = {"tokens": " tokens", "% of usable window": " % of the usable window", "Δ tokens": " tokens added", "Δ %": " % growth"}
+_KEY = {"tokens": "max_tokens", "% of usable window": "max_percent", "Δ tokens": "max_delta", "Δ %": "max_delta"}
+
+
+def _num(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".") if isinstance(x, float) and not x.is_integer() else str(int(x))
+
+
+@dataclass(frozen=True)
+class BreachGroup:
+    """The breaches of one budget by one figure: a change that adds 91 tokens to
+    64 variants is one line naming the variants by axis, not 64 lines."""
+
+    figure: str
+    budget: str
+    limit: float
+    line: int | None
+    variants: tuple[str, ...]
+    values: tuple[float, ...]
+
+    @property
+    def where(self) -> str:
+        return f"{SPEC_FILE}:{self.line}" if self.line else SPEC_FILE
+
+    def message(self, describe: Callable[[Sequence[str]], str] | None = None) -> str:
+        """`64 of 88 variants — mode ≠ plan (all models): +91 tokens added > budgets.all.max_delta 50 (spec.yaml:114)`;
+        `describe` says which variants (default: their ids)."""
+        who = describe(self.variants) if describe is not None else ", ".join(self.variants)
+        lo, hi = min(self.values), max(self.values)
+        sign = "+" if self.figure.startswith("Δ") else ""
+        value = f"{sign}{_num(lo)}" if lo == hi else f"{sign}{_num(lo)}…{sign}{_num(hi)}"
+        return f"{who}: {value}{_UNIT[self.figure]} > {self.budget}.{_KEY[self.figure]} {_num(self.limit)} ({self.where})"
+
+
+def group_breaches(breaches: Iterable[Breach]) -> list[BreachGroup]:
+    """One group per (budget, figure), most variants first (ties in spec.yaml order)."""
+    found: dict[tuple, list[Breach]] = {}
+    for b in breaches:
+        found.setdefault((b.budget, b.figure, b.limit, b.line), []).append(b)
+    groups = [BreachGroup(figure, budget, limit, line, tuple(b.variant for b in bs), tuple(b.value for b in bs))
+              for (budget, figure, limit, line), bs in found.items()]
+    return sorted(groups, key=lambda g: (-len(g.variants), g.line or 0, g.figure))
 
 
 def _for(budgets: Iterable[Budget], slug: str) -> list[Budget]:
@@ -86,13 +125,15 @@ def diff_breaches(diff, head_result) -> list[Breach]:
     return sorted(result_breaches(head_result) + delta_breaches(head_result.spec, diff.changed, models), key=lambda b: (b.variant, b.figure))
 
 
-def format_breaches(breaches: list[Breach], limit: int = 20) -> str:
+def format_breaches(breaches: list[Breach], describe: Callable[[Sequence[str]], str] | None = None, limit: int = 20) -> str:
+    """The breaches on a terminal, grouped per budget (`describe` says which variants; default: their ids)."""
     if not breaches:
         return ""
+    groups = group_breaches(breaches)
     lines = [f"promptspec: {len(breaches)} budget breach{'es' if len(breaches) != 1 else ''}:"]
-    lines += [f"  {b.message()}" for b in breaches[:limit]]
-    if len(breaches) > limit:
-        lines.append(f"  ... and {len(breaches) - limit} more")
+    lines += [f"  {g.message(describe)}" for g in groups[:limit]]
+    if len(groups) > limit:
+        lines.append(f"  ... and {len(groups) - limit} more budgets")
     return "\n".join(lines) + "\n"
 
 

@@ -63,7 +63,7 @@ def finish_diff(diff: Any, head_result: Any, args: Any, gate: tuple[float, bool]
     sys.stdout.write(format_diff(diff, args.format, max_chars=args.max_chars, command=command))
     status = 0
     if diff.breaches:
-        sys.stderr.write(format_breaches(list(diff.breaches)))
+        sys.stderr.write(format_breaches(list(diff.breaches), diff.describe))
         status = 1
     if getattr(args, "fail_on_budget", False):
         crossings = [(v, "its auto-compaction limit (headroom, by Codex's ⌈bytes/4⌉ estimate)") for v, _, _ in diff.headroom_crossings()]
@@ -100,5 +100,8 @@ def finish_check(lock_data: Any, result: Any, lock_path: Path, spec_dir: Path, f
         sys.stdout.write(check_output(fmt, diff, breaches, repo_relative(lock_path), result, prefix=repo_relative(spec_dir), version=version))
     else:
         sys.stdout.write(lockfile.format_check(diff, str(lock_path), axes=result.spec.axes))
-        sys.stdout.write(format_breaches(breaches))
+        from .reach import describe
+
+        universe = [m.request.variant.id for m in result.measures]
+        sys.stdout.write(format_breaches(breaches, lambda ids: describe(list(ids), universe, result.spec.axes)))
     return 0 if diff.matches and not breaches else 1

@@ -243,14 +243,16 @@ class Diff:
         return describe(list(ids), self.universe, self.axes)
 
     def headline(self) -> str:
-        """The largest change of one variant and the total over all changed variants."""
+        """How many changed, the Δ per variant and the largest; never a sum over
+        variants, which are never sent together."""
         if not self.changed:
             return ""
         top = max(self.changed, key=lambda c: (abs(c.delta), c.delta, c.id))
-        total = sum(c.delta for c in self.changed)
         sign = lambda n: f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))  # noqa: E731
-        return (f"{len(self.changed)} of {len(self.universe)} variants changed; largest Δ {sign(top.delta)} tokens ({top.id}); "
-                f"total Δ {sign(total)} tokens across them")
+        lo, hi = min(c.delta for c in self.changed), max(c.delta for c in self.changed)
+        per = sign(lo) if lo == hi else f"{sign(lo)}…{sign(hi)}"
+        return (f"{len(self.changed)} of {len(self.universe)} variants changed; Δ per variant {per} tokens; "
+                f"largest Δ {sign(top.delta)} tokens ({top.id})")
 
     @property
     def is_empty(self) -> bool:

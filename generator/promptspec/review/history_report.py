@@ -16,7 +16,8 @@ from typing import Any
 
 from .diff import part_label
 from .history import Change, History, Step
-from .report import MIN_MARKDOWN_CHARS, fenced, md_code, md_escape
+from ..util.gh_markdown import fenced, md_escape, md_span, md_text
+from .report import MIN_MARKDOWN_CHARS
 
 FORMATS = ("text", "markdown", "json")
 TOP = 10
@@ -63,13 +64,13 @@ def change_title(c: Change) -> str:
     return f"{what} {c.kind}"
 
 
-def release_stats(r) -> tuple[int, float, int] | None:
+def release_stats(r) -> tuple[int, int, int] | None:
     totals = sorted(v.total for v in r.variants.values())
     if not totals:
         return None
-    mid = len(totals) // 2
-    median = totals[mid] if len(totals) % 2 else (totals[mid - 1] + totals[mid]) / 2
-    return totals[0], median, totals[-1]
+    # The middle variant's total (the lower middle for an even count): a figure
+    # some variant sends, never a half token.
+    return totals[0], totals[(len(totals) - 1) // 2], totals[-1]
 
 
 def _fmt_num(x: float) -> str:
@@ -203,12 +204,12 @@ def to_text(history: History) -> str:
 
 
 def _md_reach(c: Change) -> str:
-    return md_escape(c.reach.text())
+    return md_text(c.reach.text())
 
 
 def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief: bool = False) -> str:
     """One step as Markdown; `brief`: its heading and counts only."""
-    out = [f"{heading} {md_escape(step.title)}", ""]
+    out = [f"{heading} {md_text(step.title)}", ""]
     stats = step.delta_stats()
     out.append(f"**Variants:** {len(step.deltas)} matched ({len(step.changed)} changed, {step.unchanged} unchanged), "
                f"{len(step.added)} added, {len(step.removed)} removed.")
@@ -221,31 +222,31 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief:
     if lines or step.added or step.removed:
         out.append("**Axis values and variants**")
         out.append("")
-        out += [f"- {md_escape(line)}" for line in lines]
+        out += [f"- {md_text(line)}" for line in lines]
         if step.added:
-            out.append(f"- added variants: {md_escape(step.added_reach.text())}")
+            out.append(f"- added variants: {md_text(step.added_reach.text())}")
         if step.removed:
-            out.append(f"- removed variants: {md_escape(step.removed_reach.text())}")
+            out.append(f"- removed variants: {md_text(step.removed_reach.text())}")
         out.append("")
     if step.changes:
         out += ["| | change | reaches | tokens Δ |", "|---|---|---|---|"]
         for c in step.changes:
-            out.append(f"| {c.id} | {md_escape(change_title(c))} | {_md_reach(c)} | {_range(*c.delta_range)} |")
+            out.append(f"| {c.id} | {md_text(change_title(c))} | {_md_reach(c)} | {_range(*c.delta_range)} |")
         out.append("")
     top = step.largest_increases(TOP)
     if top:
         out += ["**Largest increases**", "", "| variant | before | after | Δ |", "|---|---|---|---|"]
-        out += [f"| {md_code(d.id)} | {d.before:,} | {d.after:,} | {_signed(d.delta)} |" for d in top]
+        out += [f"| {md_span(d.id)} | {d.before:,} | {d.after:,} | {_signed(d.delta)} |" for d in top]
         out.append("")
     if step.over_budget:
         out.append("**Sections over the fragment budget**")
         out.append("")
-        out += [f"- {md_code(o.fragment)}: up to {o.max_tokens:,} tokens (budget {o.budget:,}) in {o.variants} variants{' — new' if o.new else ''}"
+        out += [f"- {md_span(o.fragment)}: up to {o.max_tokens:,} tokens (budget {o.budget:,}) in {o.variants} variants{' — new' if o.new else ''}"
                 for o in step.over_budget]
         out.append("")
     crossings = step.headroom_crossings()
     if crossings:
-        out.append("**Now past auto-compaction:** " + ", ".join(f"{md_code(d.id)} ({d.headroom_after:,})" for d in crossings))
+        out.append("**Now past auto-compaction:** " + ", ".join(f"{md_span(d.id)} ({d.headroom_after:,})" for d in crossings))
         out.append("")
     text = "\n".join(out) + "\n"
     return text + "".join(_diff_block(c) for c in step.changes if c.diff) if diffs else text
@@ -271,7 +272,7 @@ def to_markdown(history: History, *, max_chars: int | None = None, command: str 
     for r in history.releases:
         stats = release_stats(r)
         cells = [_fmt_num(x) for x in stats] if stats else ["-", "-", "-"]
-        out.append(f"| {md_escape(r.label)} | {md_escape(r.date or '')} | {len(r.variants):,} | " + " | ".join(cells) + " |")
+        out.append(f"| {md_text(r.label)} | {md_text(r.date or '')} | {len(r.variants):,} | " + " | ".join(cells) + " |")
     head = "\n".join(out) + "\n\n"
     steps = [(("\n" if i else "") + step_markdown(step, diffs=False), [_diff_block(c) for c in step.changes if c.diff])
              for i, step in enumerate(history.steps)]
@@ -281,11 +282,13 @@ def to_markdown(history: History, *, max_chars: int | None = None, command: str 
     shown: list[tuple[str, list[str]]] = []
     whole: list[int] = []  # the steps shown with their whole summary: only these get diffs
     cut: list[str] = []
+    briefs = [("\n" if i else "") + step_markdown(step, brief=True) for i, step in enumerate(history.steps)]
     for i, (summary, _) in enumerate(steps):
-        if len(summary) <= room:
+        later = sum(len(b) for b in briefs[i + 1:])  # every later step keeps at least its counts
+        if len(summary) + later <= room:
             whole.append(i)
         else:
-            summary = ("\n" if i else "") + step_markdown(history.steps[i], brief=True)
+            summary = briefs[i]
             cut.append(f"the details of step {i + 1}" if len(summary) <= room else f"step {i + 1}")
             summary = summary if len(summary) <= room else ""
         room -= len(summary)
@@ -303,8 +306,8 @@ def to_markdown(history: History, *, max_chars: int | None = None, command: str 
     text = head + "".join(summary + "".join(diffs) for summary, diffs in shown)
     if cut:
         listed = ", ".join(cut[:8]) + (f" and {len(cut) - 8} more" if len(cut) > 8 else "")
-        rerun = md_escape(command) if command else "this history"
-        note = f"> :scissors: Cut to fit {max_chars} characters: {md_escape(listed)}. Run {rerun} with --format text locally for everything."
+        rerun = md_span(command + " --format markdown --out FILE") if command else "this history with --out FILE"
+        note = f"> :scissors: Cut to fit {max_chars} characters: {md_text(listed)}. Run {rerun} for everything (a file is not cut)."
         text += "\n" + note[: max_chars - len(text) - 2] + "\n"
     return text
 

@@ -332,6 +332,7 @@ class LockDiff:
     changed: tuple[LockVariantChange, ...]
     unchanged: tuple[str, ...]
     other: tuple[str, ...] = ()  # top-level keys (sources, axes, ...) that differ from what the spec gives
+    new_files: frozenset[str] = frozenset()  # changed source files the lock never recorded: added since
 
     @property
     def matches(self) -> bool:
@@ -443,7 +444,9 @@ def compare(lock_data: Mapping[str, Any], result, memo: dict[int, tuple[Any, dic
             for s in c.sections
         )
         changed.append(LockVariantChange(c.id, c.total_before, c.total_after, c.encoding_before, c.encoding_after, sections))
-    return LockDiff(diff.added, diff.removed, tuple(changed), diff.unchanged, diff.other)
+    known = {_file_of(key) for key, _ in old}
+    new_files = frozenset(f for c in changed for s in c.sections for src in s.changed_sources if (f := _file_of(src)) not in known)
+    return LockDiff(diff.added, diff.removed, tuple(changed), diff.unchanged, diff.other, new_files)
 
 
 def compare_data(old: Mapping[str, Any], new: Mapping[str, Any]) -> LockDiff:
@@ -500,7 +503,7 @@ def format_check(diff: LockDiff, lock_path: str, *, limit: int = 40, axes=None) 
             reach = describe(list(ids), universe, axes)
         else:
             reach = f"{len(ids)} of {len(universe)} variants"
-        lines.append(f"  {path} changed: reaches {reach}")
+        lines.append(f"  {path} {'added' if path in diff.new_files else 'changed'}: reaches {reach}")
     rows: list[str] = []
     for c in diff.changed:
         parts = []

@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 from .diff import ChangeGroup, Diff, SectionChange, VariantChange
 from .diff_json import to_json
 from .lockfile import INSTRUCTIONS
-from ..util.gh_markdown import fence_for, fenced, md_code, md_escape
+from ..util.gh_markdown import fenced, md_code, md_escape
 from .worddiff import long_line_changes
 
 # ---------------------------------------------------------------------------
@@ -131,14 +131,20 @@ def to_text(diff: Diff) -> str:
 
 
 def _alerts(diff: Diff) -> list[str]:
+    """One line per kind of alert, its variants said by axis (as changes are), never one line a variant."""
+    from .budgets import group_breaches
+
     out = []
-    for vid, before, after in diff.headroom_crossings():
-        was = "new variant" if before is None else f"headroom {before}"
-        out.append(f"{vid} now exceeds its auto-compaction limit ({was} -> {after}, by Codex's ⌈bytes/4⌉ estimate, which it compares with the limit)")
-    for vid, before, after in diff.budget_crossings():
-        was = "new variant" if before is None else f"{before} tokens"
-        out.append(f"{vid} is over the budget of {diff.budget} tokens ({was} -> {after})")
-    out += [f"budget: {b.message()}" for b in diff.breaches]
+    crossings = diff.headroom_crossings()
+    if crossings:
+        after = [a for _, _, a in crossings]
+        out.append(f"{diff.describe([v for v, _, _ in crossings])}: now over the auto-compaction limit "
+                   f"(headroom {_tokens_range(after)} after, by Codex's ⌈bytes/4⌉ estimate, which it compares with the limit)")
+    over = diff.budget_crossings()
+    if over:
+        out.append(f"{diff.describe([v for v, _, _ in over])}: now over the budget of {diff.budget} tokens "
+                   f"({_tokens_range(a for _, _, a in over)} tokens after)")
+    out += [f"budget: {g.message(diff.describe)}" for g in group_breaches(diff.breaches)]
     return out
 
 

@@ -68,6 +68,15 @@ def line_pairs(diff: str) -> Iterator[tuple[str, str]]:
     yield from flush()
 
 
+def _escaped(text: str, escape: Callable[[str], str]) -> str:
+    """`escape(text)` with a space kept at either edge: an escape that folds
+    whitespace (md_escape) dropped them, so an insertion read `verified.<ins>For`."""
+    core = text.strip()
+    if not core:
+        return " " if text else ""
+    return (" " if text[0].isspace() else "") + escape(core) + (" " if text[-1].isspace() else "")
+
+
 def markup(ops: list[tuple[str, str]], escape: Callable[[str], str], *, context: int = 40) -> str:
     """The changed runs as <del>/<ins>, kept runs escaped and shortened to `context` characters each side."""
     parts = []
@@ -79,11 +88,11 @@ def markup(ops: list[tuple[str, str]], escape: Callable[[str], str], *, context:
                 text = "…" + text[-context:]
             elif i == len(ops) - 1 and len(text) > context:
                 text = text[:context] + "…"
-            parts.append(escape(text))
+            parts.append(_escaped(text, escape))
         elif op == "-":
-            parts.append(f"<del>{escape(text)}</del>")
+            parts.append(f"<del>{_escaped(text, escape)}</del>")
         else:
-            parts.append(f"<ins>{escape(text)}</ins>")
+            parts.append(f"<ins>{_escaped(text, escape)}</ins>")
     return "".join(parts)
 
 

@@ -107,7 +107,7 @@ class Group:
 
     @property
     def title(self) -> str:
-        what = "base instructions" if self.fragment == INSTRUCTIONS else f"fragment {self.fragment}"
+        what = "base instructions" if self.fragment == INSTRUCTIONS else f"section {self.fragment}"  # as diff says it
         if self.section and self.fragment != INSTRUCTIONS and not self.fragment.startswith(("tool:", "(")) and self.section != f"({self.fragment})":
             what = f"section {self.fragment} {self.section}"
         return f"{what} {self.kind}"

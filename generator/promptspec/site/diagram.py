@@ -133,8 +133,8 @@ def assembly(spec: Spec, fragments_by_slot: dict[str, Sequence[str]], fragment_h
             if not names:
                 lines.append("(no fragment)")
             boxes.append(node(lines, role=role if names else "empty"))
-        if not boxes:
-            boxes.append(node(["(no slots)"], role="empty"))
+        if not boxes:  # a group with no slots sends nothing: an empty box only drew a grey frame
+            continue
         title = f"{h(GROUP_TITLES.get(group_name, group_name))} · {h(role)}"
         items.append(group(title, boxes, role=role))
     return figure(items, label="layout: base instructions, then each message group and its slots")

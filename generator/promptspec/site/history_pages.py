@@ -57,22 +57,16 @@ def traces(history: History, chosen: Sequence[str] = ()) -> list[tuple[str, list
     """(variant id in the last release, its total in every release or None), for up to MAX_LINES variants.
 
     A variant is followed backwards through each step's matching (an id may
-    change when an axis appears).  Default: one variant per model of the last
-    release -- the first in matrix order."""
+    change when an axis appears).  Default: the variants that exist in the
+    most releases, one per model (the first in matrix order) -- following
+    the last release's models drew dots at its right edge when its models
+    were new."""
     if not history.releases:
         return []
     last = history.releases[-1]
-    ids = [v for v in chosen if v in last.variants]
-    if not ids:
-        seen: set[str] = set()
-        for vid, v in last.variants.items():
-            if v.model not in seen:
-                seen.add(v.model)
-                ids.append(vid)
-    ids = ids[:MAX_LINES]
     back = [{d.id: d.base_id for d in step.deltas} for step in history.steps]
-    out = []
-    for vid in ids:
+
+    def trace(vid: str) -> list[int | None]:
         totals: list[int | None] = [None] * len(history.releases)
         cur: str | None = vid
         for i in range(len(history.releases) - 1, -1, -1):
@@ -81,8 +75,21 @@ def traces(history: History, chosen: Sequence[str] = ()) -> list[tuple[str, list
             snap = history.releases[i].variants.get(cur)
             totals[i] = snap.total if snap else None
             cur = back[i - 1].get(cur) if i > 0 else None
-        out.append((vid, totals))
-    return out
+        return totals
+
+    ids = [v for v in chosen if v in last.variants][:MAX_LINES]
+    if ids:
+        return [(vid, trace(vid)) for vid in ids]
+    every = [(vid, trace(vid)) for vid in last.variants]
+    longest = max((sum(t is not None for t in ts) for _, ts in every), default=0)
+    out: list[tuple[str, list[int | None]]] = []
+    seen: set[str] = set()
+    for vid, totals in every:
+        model = last.variants[vid].model
+        if model not in seen and sum(t is not None for t in totals) == longest:
+            seen.add(model)
+            out.append((vid, totals))
+    return out[:MAX_LINES]
 
 
 # ---------------------------------------------------------------------------

@@ -124,19 +124,18 @@ def assembly(spec: Spec, fragments_by_slot: dict[str, Sequence[str]]) -> str:
     chain = ["base"]
     k = 0
     for g, (group, slots) in enumerate(spec.layout.items()):
+        if not slots:  # a group with no slots sends nothing (as diagram.assembly)
+            continue
         role = SLOT_ROLE[group]
         sub = f"g{g}"
         chain.append(sub)
         lines.append(f"  subgraph {sub}[{label(text(_GROUP_TITLES.get(group, group) + ' · ' + role))}]")
         lines.append("    direction TB")
         nodes = []
-        for slot in slots or ("",):
+        for slot in slots:
             node = f"s{k}"
             k += 1
             nodes.append(node)
-            if not slot:
-                lines.append(f"    {node}[{label('(no slots)')}]:::empty")
-                continue
             names = list(fragments_by_slot.get(slot, ()))
             body = [f"slot {text(slot)}", *(text(n) for n in names)] if names else [f"slot {text(slot)}", "(no fragment)"]
             lines.append(f"    {node}[{label(*body)}]:::{role if names else 'empty'}")

@@ -1,4 +1,5 @@
-"""`promptspec site init DIR [--spec SPEC]`: a minimal MkDocs site for one's own spec.
+"""`promptspec site init DIR [--spec SPEC]`: a minimal MkDocs site for one's own spec;
+`promptspec init DIR`: a team's start, its own copy of the example spec with that site.
 
 The repository's mkdocs.yml is the site of the embedded example, with guide
 pages written for it.  A team with its own spec (or an imported Codex
@@ -10,6 +11,11 @@ with a home page that shows the spec's layout live.
 
 Nothing is overwritten: a file that already exists stops the command before
 anything is written, and the files are written only after the spec loaded.
+
+`init` puts the spec where every command looks for a repository's spec
+(`templates/` at its top), so the guides' commands work in the team's own
+repository as they do in promptspec's checkout; the whole folder is made
+aside and moved into place, so a failure leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Sequence
 
 import yaml
 
@@ -57,6 +64,7 @@ def config(spec_ref: str, site_name: str, extra_axes: list[str], *, prefix: str 
 HEADER = (
     "# A promptspec site, made by `promptspec site init`.\n"
     "# Preview: mkdocs serve    Build: mkdocs build --strict (into site/)\n"
+    "# Material for MkDocs prints a notice about MkDocs 2 on every build; NO_MKDOCS_2_WARNING=1 hides it.\n"
     "# The promptspec plugin generates every page under {prefix}/ from the spec at build time;\n"
     "# docs/ holds only hand-written pages. Plugin options: see the promptspec README.\n"
 )
@@ -76,11 +84,16 @@ def home_page(site_name: str, prefix: str = "prompts") -> str:
     )
 
 
-def init_site(out: Path, spec: Path | None = None) -> list[Path]:
+def init_site(out: Path, spec: Path | None = None, *, conformance: Path | None = None,
+              history: Sequence[str] = ()) -> list[Path]:
     """Write DIR/mkdocs.yml and DIR/docs/index.md for the spec at `spec`
-    (default: DIR itself when it holds a spec.yaml).  The spec is loaded first,
-    so a broken spec fails here with its own one-line error."""
+    (default: DIR itself when it holds a spec.yaml).  The spec (and a
+    `conformance` report) is loaded first, so a broken one fails here with its
+    own one-line error; `conformance` and `history` (sides as on the command
+    line, relative to the current folder) become plugin options and nav entries."""
+    from ..review.sides import parse_side
     from ..spec import load_spec
+    from .conformance import load as load_conformance
 
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -93,13 +106,23 @@ def init_site(out: Path, spec: Path | None = None) -> list[Path]:
     if not (spec / "spec.yaml").is_file():
         raise UsageError(f"{spec} holds no spec.yaml; --spec names a spec folder")
     loaded = load_spec(spec)
+    if conformance is not None:
+        load_conformance(conformance)
+    sides = [parse_side(text) for text in history]
     targets = [out / "mkdocs.yml", out / "docs" / "index.md"]
     for path in targets:
         if path.exists():
             raise UsageError(f"{path} already exists; choose an empty DIR or remove it")
-    ref = Path(os.path.relpath(spec.resolve(), out.resolve())).as_posix()
     extra = [axis for axis, _ in loaded.axes[3:]]
-    cfg = config(ref, loaded.name, extra)
+    cfg = config(_from(out, spec), loaded.name, extra)
+    options = cfg["plugins"][1]["promptspec"]
+    pages = cfg["nav"][1]["Prompts"]
+    if conformance is not None:
+        options["conformance"] = _from(out, conformance)
+        pages.append({"Conformance": "prompts/conformance.md"})
+    if sides:
+        options["history"] = [_side_entry(side, out) for side in sides]
+        pages.append({"History": "prompts/history/index.md"})
     text = HEADER.format(prefix="prompts") + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)
     out.mkdir(parents=True, exist_ok=True)
     (out / "docs").mkdir(exist_ok=True)
@@ -108,17 +131,94 @@ def init_site(out: Path, spec: Path | None = None) -> list[Path]:
     return targets
 
 
+def _from(out: Path, path: Path) -> str:
+    """`path` as mkdocs.yml in `out` names it (relative to that folder)."""
+    return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(out))).as_posix()  # links kept as written
+
+
+def _side_entry(side, out: Path) -> dict | str:
+    """A history side for the plugin: a folder or lock file given relative to
+    the current folder is named relative to mkdocs.yml, as the plugin reads it."""
+    ref = side.ref
+    if side.kind in ("dir", "lock") and not Path(os.path.expanduser(ref)).is_absolute():
+        ref = _from(out, Path(ref))
+    entry: dict = {"side": f"{side.kind}:{ref}" if side.kind != "rev" or side.explicit else ref}
+    if side.label:
+        entry["label"] = side.label
+    if side.date:
+        entry["date"] = side.date
+    return entry if len(entry) > 1 else entry["side"]
+
+
+def init_team(out: Path) -> list[Path]:
+    """`promptspec init DIR`: DIR/templates/ (a copy of the example spec, to
+    edit), DIR/mkdocs.yml and DIR/docs/index.md for it, and a .gitignore for
+    the built site.  DIR must be new or empty; everything is made in a folder
+    beside it and moved into place, so a failure leaves nothing behind."""
+    import shutil
+    import tempfile
+
+    from ..spec.embedded import embedded_spec
+
+    out = Path(out).absolute()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"{out} is not empty; give a new or empty folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.init-", dir=out.parent))
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        work.chmod(0o777 & ~mask)  # a folder like any other, not mkdtemp's private one
+        shutil.copytree(embedded_spec(), work / "templates", ignore=shutil.ignore_patterns("__pycache__", ".*"))
+        init_site(work, work / "templates")
+        atomic.write_text(work / ".gitignore", "# the site `mkdocs build` writes\n/site/\n")
+        if out.exists():
+            out.rmdir()  # empty: checked above
+        work.rename(out)
+    finally:
+        if work.exists():
+            shutil.rmtree(work)
+    return [out / "templates", out / "mkdocs.yml", out / "docs" / "index.md", out / ".gitignore"]
+
+
 def add_command(sub) -> None:
-    """`promptspec site init` on the CLI's subcommands (cli.build_parser)."""
+    """`promptspec site init` and `promptspec init` on the CLI's subcommands (cli.build_parser)."""
     site_sub = sub.add_parser("site", help="set up an MkDocs site for a spec").add_subparsers(dest="action", metavar="ACTION", required=True)
     q = site_sub.add_parser("init", help="write DIR/mkdocs.yml and DIR/docs/index.md for a spec (nothing is overwritten)")
     q.add_argument("dir", type=Path, metavar="DIR")
     q.add_argument("--spec", type=Path, default=None, metavar="SPEC", help="spec folder (default: DIR itself, if it holds spec.yaml)")
+    q.add_argument("--conformance", type=Path, default=None, metavar="FILE",
+                   help="a `promptspec verify --out` report: adds the Conformance page to the site and its nav")
+    q.add_argument("--history", action="append", default=[], metavar="SIDE",
+                   help="a release of the History section (repeat, oldest first; as for `promptspec history`): adds it to the nav")
     q.set_defaults(func=_run)
+    t = sub.add_parser("init", help="start a team's own spec: DIR/templates/ (a copy of the example), mkdocs.yml and docs/")
+    t.add_argument("dir", type=Path, metavar="DIR", help="a new or empty folder (typically your repository)")
+    t.set_defaults(func=_run_team)
+
+
+def _next(out: Path) -> str:
+    """The command to preview a site in `out`, without a `cd .`."""
+    here = Path(out).resolve() == Path.cwd().resolve()
+    return "mkdocs serve" if here else f"cd {out} && mkdocs serve"
 
 
 def _run(args: argparse.Namespace) -> int:
-    for path in init_site(args.dir, args.spec):
-        print(f"wrote {path}")
-    print(f"next: cd {args.dir} && mkdocs serve   (or mkdocs build --strict)")
+    for path in init_site(args.dir, args.spec, conformance=args.conformance, history=args.history):
+        print(f"wrote {path.absolute()}")
+    print(f"next: {_next(args.dir)}   (or mkdocs build --strict)")
+    return 0
+
+
+def _run_team(args: argparse.Namespace) -> int:
+    spec, *files = init_team(args.dir)
+    print(f"created {spec}/ (your spec: a copy of the example, to edit)")
+    for path in files:
+        print(f"created {path}")
+    out = spec.parent
+    repo = any((p / ".git").exists() for p in (out, *out.parents))
+    steps = [] if repo else ["git init"]
+    steps.append("mkdocs serve")
+    lead = [] if out == Path.cwd().resolve() else [f"cd {out}"]
+    print(f"next: {' && '.join(lead + steps)}   (commands in this repository use templates/; see the guide 'Add a fragment')")
     return 0

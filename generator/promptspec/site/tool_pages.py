@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..assemble.request import Variant
 from ..measure.encodings import codex_estimate, get_encoding
 from .index import SiteIndex, spread
-from .markup import Cell, block, h, link, num, pre, table
+from .markup import Cell, block, h, ident, link, num, pre, table
 from .page_parts import conditions, join_blocks, page_head, para
 from .summary import vlink
 
@@ -66,20 +66,26 @@ def tools_index_page(idx: SiteIndex) -> str:
         "which variants carry it follows its conditions. " + h(COUNT_NOTE)
     ), cls="ps-intro"))
     out.append("")
+    owners = {t.owner for t in idx.spec.tools}
+    one_owner = len(owners) == 1  # a column that says the same in every row only takes width (an import: all "codex")
+    if one_owner:
+        out.append(block(para(f"Owner of every tool: {h(next(iter(owners))) or '–'}."), cls="ps-dim"))
+        out.append("")
     rows = []
     for t in idx.spec.tools:
         us = uses.get(t.name, [])
         sent = [u for u in us if u.placement != "deferred"]
         rows.append([
-            link(idx.href(page, idx.tool_page(t.name)), f"<code>{h(t.name)}</code>"),
-            f"<code>{h(t.tool_name)}</code>",
+            link(idx.href(page, idx.tool_page(t.name)), f"<code>{ident(t.name)}</code>"),
+            f"<code>{ident(t.tool_name)}</code>",
             h(t.kind) + (" (deferred)" if t.deferred else ""),
-            h(t.owner) or "–",
+            *([] if one_owner else [h(t.owner) or "–"]),
             h(t.description),
             Cell(f"{len({u.variant for u in us})} / {len(idx.variants)}", "ps-r"),
             Cell(spread([u.tokens for u in sent]) if sent else "–", "ps-r"),
         ])
-    out += [table(["tool", "sent as", "kind", "owner", "description", Cell("variants", "ps-r"), Cell("tokens", "ps-r")], rows), ""]
+    head = ["tool", "sent as", "kind", *([] if one_owner else ["owner"]), "description", Cell("variants", "ps-r"), Cell("tokens", "ps-r")]
+    out += [table(head, rows), ""]
     return join_blocks(out)
 
 

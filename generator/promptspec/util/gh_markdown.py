@@ -49,6 +49,48 @@ def md_code(text: object) -> str:
     return f"<code>{md_escape(text)}</code>"
 
 
+_BACKSLASHED = set("\\`*~$|")
+_ENTITY = {"<": "&lt;", "[": "&#91;", "]": "&#93;"}
+_LIGHT_BREAK = re.compile(r"([@#:])(?=[\w+/-])|(?i:\b(www)(?=\.)|\b(gh)(?=-\d))")
+
+
+def md_text(text: object) -> str:
+    """Spec text as inert as md_escape writes it, escaped as lightly as that
+    allows, so a file written for GitHub also reads in an editor (history's
+    `--out`): a backslash before what would start code, emphasis,
+    strikethrough, math or a table cell (`_` only where GitHub reads it: not
+    inside a word, as in exec_command), `<`, `[`, `]` and an entity's `&` as
+    entities, and the same zero-width space as md_escape after `@`, `#` and
+    `:` before a word, and in `www.` and `GH-`."""
+    text = reveal_invisible(" ".join(str(text).split()))
+    breaks = {m.end(1) if m.group(1) else m.end(2) if m.group(2) else m.end(3) for m in _LIGHT_BREAK.finditer(text)}
+    out = []
+    for i, ch in enumerate(text):
+        if i in breaks:
+            out.append(_ZWSP)
+        before = text[i - 1] if i else " "
+        after = text[i + 1] if i + 1 < len(text) else " "
+        if ch in _BACKSLASHED or (ch == "_" and not (before.isalnum() and after.isalnum())):
+            out.append("\\" + ch)
+        elif ch in _ENTITY:
+            out.append(_ENTITY[ch])
+        elif ch == "&" and (after == "#" or after.isalpha()):
+            out.append("&amp;")
+        else:
+            out.append(ch)
+    return "".join(out) + (_ZWSP if len(text) in breaks else "")
+
+
+def md_span(text: object) -> str:
+    """A name or command as a code span (nothing in it is live on GitHub, and
+    it reads as itself); `|` escaped, which GitHub's tables need even in code.
+    Text a code span cannot carry inertly (a mention, an autolink, a
+    backtick) is md_code instead."""
+    body = reveal_invisible(" ".join(str(text).split()))
+    span = "`" + body.replace("|", "\\|") + "`"
+    return md_code(text) if "`" in body or live_elements(span) else span
+
+
 def fence_for(content: str) -> str:
     """A backtick fence longer than any backtick run in `content` (min 3), so the text cannot close it."""
     longest = max((len(m) for m in re.findall(r"`+", content)), default=0)
@@ -125,4 +167,4 @@ def live_elements(markdown: str) -> list[str]:
     return found
 
 
-__all__ = ["ALLOWED_EMOJI", "ALLOWED_TAGS", "fence_for", "fenced", "live_elements", "md_code", "md_escape"]
+__all__ = ["ALLOWED_EMOJI", "ALLOWED_TAGS", "fence_for", "fenced", "live_elements", "md_code", "md_escape", "md_span", "md_text"]

@@ -6,13 +6,16 @@ build never needs the Codex binary.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Any
+from typing import Any, Mapping
 
 from ..util.gh_markdown import fenced, md_code, md_escape
-from .run import Report
+from .groups import group
+from .run import COVERED, Report
 
-MAX_LISTED = 50
+MAX_DIFFS = 3
+"""Distinct diffs shown per differing part; the rest are counted (all are in --format json)."""
 
 
 def as_text(r: Report) -> str:
@@ -20,14 +23,20 @@ def as_text(r: Report) -> str:
              f" (matrix: {r.matrix_size} variants)"]
     if r.not_modelled:
         lines.append("not modelled (not compared): " + ", ".join(r.not_modelled))
-    bad = [v for v in r.variants if not v.identical]
-    for v in bad[:MAX_LISTED]:
-        lines.append(f"DIFFERS {v.id}: {v.part}")
-        if v.diff:
-            lines.extend("    " + ln for ln in v.diff.splitlines())
-    if len(bad) > MAX_LISTED:
-        lines.append(f"... and {len(bad) - MAX_LISTED} more differing variants (see --format json)")
+    for g in group(_entries(r)):
+        lines.append(f"DIFFERS {g.headline()}")
+        for d in g.diffs[:MAX_DIFFS]:
+            if len(g.diffs) > 1:
+                lines.append(f"  {d.reach.counted()}:")
+            lines.append(f"    at {', '.join(d.where)}")
+            lines.extend("    " + ln for ln in d.diff.splitlines())
+        if len(g.diffs) > MAX_DIFFS:
+            lines.append(f"  ... and {len(g.diffs) - MAX_DIFFS} more distinct diffs of {g.name} (see --format json)")
     return "\n".join(lines) + "\n"
+
+
+def _entries(r: Report) -> list[dict[str, Any]]:
+    return [dataclasses.asdict(v) for v in r.variants]
 
 
 def as_markdown(r: Report) -> str:
@@ -36,16 +45,33 @@ def as_markdown(r: Report) -> str:
     release = md_escape(r.release)
     out = [f"# Conformance: Codex {release}", "",
            f"**{r.identical} of {r.compared}** compared variants are byte-identical to what Codex {release} sends"
-           f" (matrix: {r.matrix_size} variants; checked {md_escape(r.date)}).", ""]
+           f" (matrix: {r.matrix_size} variants; checked {md_escape(r.date)}).", "",
+           "Compared: " + "; ".join(md_escape(x) for x in covered(r.to_json())) + ".", ""]
     if r.not_modelled:
         out += ["Not modelled, so not compared: " + ", ".join(md_code(p) for p in r.not_modelled) + ".", ""]
-    bad = [v for v in r.variants if not v.identical]
-    if bad:
-        out += ["| variant | first difference |", "|---|---|"]
-        out += [f"| {md_code(v.id)} | {md_escape(v.part)} |" for v in bad[:MAX_LISTED]]
-        for v in bad[:10]:
-            out += ["", f"## {md_code(v.id)}", "", fenced(v.diff or "").rstrip("\n")]
+    groups = group(_entries(r))
+    if groups:
+        out += ["| differs | variants | which |", "|---|---|---|"]
+        out += [f"| {md_escape(g.name)} | {len(g.ids)} of {g.reach.total} | {md_escape(g.reach.text())} |" for g in groups]
+        for g in groups:
+            out += ["", f"## {md_escape(g.headline())}"]
+            for d in g.diffs[:MAX_DIFFS]:
+                where = ", ".join(md_code(w) for w in d.where)
+                out += ["", (f"{md_escape(d.reach.counted())}, at {where}:" if len(g.diffs) > 1 else f"At {where}:"), "",
+                        fenced(d.diff).rstrip("\n")]
+            if len(g.diffs) > MAX_DIFFS:
+                out += ["", f"… and {len(g.diffs) - MAX_DIFFS} more distinct diffs of {md_escape(g.name)} (all are in the JSON report)."]
     return "\n".join(out) + "\n"
+
+
+def covered(data: Mapping[str, Any]) -> list[str]:
+    """What "identical" covered, from a stored report (a version 1 report did not say: the parts compared then)."""
+    found = data.get("covered")
+    items = [str(x) for x in found] if isinstance(found, list) and found else list(COVERED)
+    removed = data.get("volatile_fields_removed")
+    if isinstance(removed, list) and removed:
+        items.append("after removing only " + ", ".join(str(x) for x in removed))
+    return items
 
 
 def as_json(r: Report) -> str:

@@ -23,14 +23,20 @@ from ..oracle.machine import configs_of, models_tools, spec_for_machine
 from ..oracle.scratch import PROMPT, make_scratch, remove_scratch
 
 
+COVERED = ("the instructions field", "every input message, content part by content part, and every other input item",
+           "the tool list, tool by tool, and its order", "the request parameters", "the order of the body's keys")
+"""What "identical" means, said in the report and on the Conformance page (less what `not_modelled` lists)."""
+
+
 @dataclass
 class VariantResult:
     id: str
     config: dict[str, str]
     identical: bool
-    part: str | None = None
+    part: str | None = None  # the first difference, as version 1 reports had it
     diff: str | None = None
     refused: str | None = None
+    differences: list[dict[str, str]] = field(default_factory=list)  # every one: {"name", "part", "diff"}
 
 
 @dataclass
@@ -58,7 +64,7 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": "promptspec-verify-report",
-            "version": 1,
+            "version": 2,
             "codex_release": self.release,
             "spec": self.spec,
             "date": self.date,
@@ -70,6 +76,7 @@ class Report:
                                         "internal_chat_message_metadata_passthrough.create_time",
                                         "internal_chat_message_metadata_passthrough.turn_id",
                                         "the turn's prompt (last user message)"],
+            "covered": list(COVERED),
             "variants": [dataclasses.asdict(v) for v in self.variants],
         }
 
@@ -98,8 +105,9 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
         for cap in _harvest.capture(codex, scratch, chosen, timeout, port):
             v = by_config[cap.config]
             if cap.refused:
-                report.variants.append(VariantResult(v.id, cap.config.values, False, "configuration",
-                                                     f"Codex {codex.release} refused it: {cap.refused}", cap.refused))
+                said = f"Codex {codex.release} refused it: {cap.refused}"
+                report.variants.append(VariantResult(v.id, cap.config.values, False, "configuration", said, cap.refused,
+                                                     [{"name": "configuration", "part": "configuration", "diff": said}]))
                 continue
             outcome: Outcome = compare(cap.body, responses_payload(asm.assemble(v)), PROMPT,  # type: ignore[arg-type]
                                        compare_tools=models_tools(spec))
@@ -108,7 +116,8 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
                     not_modelled.append(n)
             first = outcome.first
             report.variants.append(VariantResult(v.id, cap.config.values, outcome.identical,
-                                                 first.part if first else None, first.diff if first else None))
+                                                 first.part if first else None, first.diff if first else None, None,
+                                                 [{"name": d.name, "part": d.part, "diff": d.diff} for d in outcome.differences]))
         report.not_modelled = not_modelled
     finally:
         remove_scratch(scratch)
