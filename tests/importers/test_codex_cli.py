@@ -54,6 +54,30 @@ def test_import_writes_a_real_spec(imported):
     assert set(prov["texts"]) == {p.relative_to(spec_dir).as_posix() for p in (spec_dir / "texts").rglob("*.md")}
 
 
+def test_no_rule_is_set_and_then_overridden(imported):
+    """Only the residue over the documented defaults is written: no `null`
+    followed by the value, no two rules for one key under one `when`."""
+    spec_dir, _ = imported
+    spec = yaml.safe_load((spec_dir / "spec.yaml").read_text())
+    seen = set()
+    for rule in (spec.get("request") or {}).get("rules", []):
+        when = json.dumps(rule.get("when", {}), sort_keys=True)
+        for key in rule.get("params", {}):
+            assert (when, key) not in seen, f"{key} is set twice under {when}"
+            seen.add((when, key))
+        if "order" in rule:
+            assert (when, "<order>") not in seen
+            seen.add((when, "<order>"))
+    for path in (spec_dir / "tools").glob("*.json"):
+        assert not path.stem.rsplit("-", 1)[-1].isdigit(), f"{path.name}: numbered, not named for what differs"
+        tool = json.loads(path.read_text())
+        sent = tool["definition"].get("name", tool["definition"]["type"])
+        if path.stem != sent:  # one of several definitions of that tool: the description says what sets it apart
+            assert tool["description"].startswith(f"{sent}, one of ") and ": " in tool["description"]
+        else:
+            assert tool["description"] == f"A tool Codex sends ({sent})."
+
+
 def test_imported_spec_lints_strict_clean(imported, capsys):
     spec_dir, _ = imported
     assert main(["lint", "--spec", str(spec_dir), "--strict"]) == 0

@@ -94,6 +94,79 @@ def test_part_names_come_from_markers_and_position():
     assert "prompt_cache_key" not in p.params
 
 
+# ---------------------------------------------------------------------------
+# Reviewed conditions, names and rules (conditions.py, tools_spec.py)
+
+from promptspec.importers.codex_cli import conditions, tools_spec  # noqa: E402
+
+CATALOG = {"models": [
+    {"slug": "a", "base_instructions": "A.", "web_search_tool_type": "text_and_image", "priority": 1, "supports_parallel_tool_calls": True},
+    {"slug": "b", "base_instructions": "B.", "web_search_tool_type": "text", "priority": 2, "supports_parallel_tool_calls": True},
+    {"slug": "c", "base_instructions": "C.", "web_search_tool_type": "text_and_image", "priority": 3, "supports_parallel_tool_calls": False},
+]}
+
+
+def test_models_are_named_by_the_catalog_field_that_picks_them():
+    cat = conditions.Catalog(CATALOG, ["a", "b", "c"])
+    assert cat.when({"model": ["a", "c"], "sandbox_mode": ["read-only"]}, about="web_search") == \
+        {"web_search_tool_type": "text_and_image", "sandbox_mode": "read-only"}
+    assert cat.when({"model": ["a", "b"]}, about="parallel_tool_calls") == {"supports_parallel_tool_calls": "true"}
+    assert cat.when({"model": ["a", "b", "c"], "mode": ["plan"]}) == {"mode": "plan"}  # every model: no condition
+    assert cat.when({"model": ["b"]}, about="order") == {"model": "b"}  # one model, an unrelated field: the slug says more
+    assert "priority" not in cat.fields  # tells every model apart: never a condition
+
+
+def test_request_rules_are_the_residue_over_the_defaults():
+    from promptspec.oracle.capture import Config
+
+    def cfg(model):
+        return Config(model=model, personality="none", mode="unset", sandbox_mode="read-only", approval_policy="never")
+
+    body = {"model": "x", "instructions": "", "input": [], "tools": [], "tool_choice": "auto", "parallel_tool_calls": True,
+            "store": False, "stream": True, "include": []}
+    bodies = {cfg(m): dict(body) for m in "abc"}
+    cat = conditions.Catalog(CATALOG, ["a", "b", "c"])
+    out = tools_spec._request(bodies, cat, CATALOG)
+    # Only c differs from its catalog default (false); one rule, no reset-then-set pair, no order rule.
+    assert out == {"rules": [{"when": {"supports_parallel_tool_calls": "false"}, "params": {"parallel_tool_calls": True}}]}
+    # Another order for one model: an order rule for it alone.
+    bodies[cfg("b")] = {k: body[k] for k in ("model", "stream", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls", "store", "include")}
+    out = tools_spec._request(bodies, cat, CATALOG)
+    assert out["rules"][0] == {"when": {"model": "b"}, "order": list(bodies[cfg("b")])}
+
+
+def test_definitions_sent_under_one_name_are_named_for_what_differs():
+    group = [{"type": "web_search", "external_web_access": False, "search_content_types": ["text", "image"]},
+             {"type": "web_search", "external_web_access": True}]
+    names = tools_spec._variant_names(group, "web_search", [{}, {}])
+    assert names == ["web_search.no-external_web_access.text-image", "web_search.external_web_access"]
+    long = [{"type": "function", "name": "v", "parameters": {"x": 1}}, {"type": "function", "name": "v", "parameters": {"x": 2}}]
+    named = tools_spec._variant_names(long, "v", [{"supports_image_detail_original": "true"}, {"supports_image_detail_original": "false"}])
+    assert named == ["v.supports_image_detail_original", "v.no-supports_image_detail_original"]
+
+
+def test_a_model_no_single_layout_fits_gets_one_per_shape():
+    from promptspec.oracle import parts
+    from promptspec.oracle.capture import Config
+
+    def body(*messages):
+        items = [{"type": "message", "role": role, "content": [{"type": "input_text", "text": t} for t in texts]}
+                 for role, texts in messages]
+        items.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]})
+        return {"model": "a", "instructions": "Base.", "input": items}
+
+    ro = Config("a", sandbox_mode="read-only")
+    ww = Config("a", sandbox_mode="workspace-write")
+    parsed = {ro: parts.parse(body(("developer", ["<permissions instructions>\nx\n</permissions instructions>"])), "hello"),
+              ww: parts.parse(body(("developer", ["<permissions instructions>\nx\n</permissions instructions>"]),
+                                   ("user", ["<environment_context>y</environment_context>"])), "hello")}
+    layouts = write_spec._layouts(["a"], [ro, ww], parsed)
+    assert set(layouts) == {("a", (("sandbox_mode", ("read-only",)),)), ("a", (("sandbox_mode", ("workspace-write",)),))}
+    entries = write_spec._layout_entries(conditions.Catalog({"models": [{"slug": "a"}]}, ["a"]), layouts)
+    assert [e["when"] for e in entries] == [{"model": "a", "sandbox_mode": "read-only"}, {"model": "a", "sandbox_mode": "workspace-write"}]
+    assert [len(e["messages"]) for e in entries] == [1, 2]
+
+
 def test_copies_of_a_tool_say_how_they_differ():
     """Four web_search definitions were each "A tool Codex sends (web_search)";
     each now names the fields that set it apart and when it is sent."""

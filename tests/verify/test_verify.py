@@ -178,36 +178,36 @@ def _edit_tools(spec: Path) -> None:
             path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
-def _edit_spec_yaml(spec: Path, change) -> None:
+def _edit_spec_yaml(spec: Path, rule: dict) -> None:
+    """One more request rule, for every variant (an imported spec writes only
+    what differs from the documented defaults, so the edit adds a rule)."""
     import yaml
 
     path = spec / "spec.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert change(data["request"]["rules"]), "the imported spec has no rule to edit"
+    data.setdefault("request", {}).setdefault("rules", []).append(rule)
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
-def _flip_store(rules: list) -> bool:
+def _store_true() -> dict:
     """`store: false` (what Codex sends) becomes true."""
-    hits = [r for r in rules if r.get("params") == {"store": False}]
-    for r in hits:
-        r["params"] = {"store": True}
-    return bool(hits)
+    return {"params": {"store": True}}
 
 
-def _swap_store_and_stream(rules: list) -> bool:
-    """`store` and `stream` trade places in every body order."""
-    hits = [r["order"] for r in rules if "store" in r.get("order", ()) and "stream" in r.get("order", ())]
-    for order in hits:
-        i, j = order.index("store"), order.index("stream")
-        order[i], order[j] = order[j], order[i]
-    return bool(hits)
+def _store_and_stream_swapped() -> dict:
+    """`store` and `stream` trade places in the body order."""
+    from promptspec.spec.model import DEFAULT_BODY_ORDER
+
+    order = list(DEFAULT_BODY_ORDER)
+    i, j = order.index("store"), order.index("stream")
+    order[i], order[j] = order[j], order[i]
+    return {"order": order}
 
 
 @pytest.mark.parametrize("edit, part", [
     (_edit_tools, "tools"),
-    (lambda spec: _edit_spec_yaml(spec, _flip_store), "request parameters"),
-    (lambda spec: _edit_spec_yaml(spec, _swap_store_and_stream), "body key order"),
+    (lambda spec: _edit_spec_yaml(spec, _store_true()), "request parameters"),
+    (lambda spec: _edit_spec_yaml(spec, _store_and_stream_swapped()), "body key order"),
 ], ids=["tool", "parameter", "key-order"])
 def test_every_compared_part_can_fail(codex, spec_dir, tmp_path, capsys, edit, part):
     """A changed tool, parameter or key order (not only a text) fails verify

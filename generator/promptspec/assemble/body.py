@@ -13,21 +13,35 @@ import copy
 from typing import Any, Mapping
 
 from ..errors import SpecError
-from ..spec.model import COMPUTED_BODY_KEYS, Model, Spec, Tool
+from ..spec.exact import first_exact
+from ..spec.model import COMPUTED_BODY_KEYS, ExactPart, Model, Spec, Tool
 from .request import Variant
 
 INCLUDE_REASONING = "reasoning.encrypted_content"
 
 
+def exact_for(spec: Spec, kind: str, name: str, variant: Variant, model: Model) -> ExactPart | None:
+    """The `exact:` entry that decides this part for the variant, if any."""
+    if not spec.exact:
+        return None
+    return first_exact(spec.exact, kind, name, lambda when: when.matches(variant, model))
+
+
 def select_tools(spec: Spec, variant: Variant, model: Model) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
     """(tools sent, deferred tools listed) for one variant, in send order.
-    Two tools with the same sent name in one variant are an error: the API
-    would refuse the request."""
+    An `exact: tool NAME` entry matching the variant decides that tool (its
+    definition, or not sent) over the file's own `when`.  Two tools with the
+    same sent name in one variant are an error: the API would refuse the request."""
     sent: list[Tool] = []
     deferred: list[Tool] = []
     seen: dict[str, Tool] = {}
     for tool in spec.tools:
-        if not tool.when.matches(variant, model):
+        stated = exact_for(spec, "tool", tool.name, variant, model)
+        if stated is not None:
+            if stated.tool is None:
+                continue
+            tool = stated.tool
+        elif not tool.when.matches(variant, model):
             continue
         other = seen.setdefault(tool.tool_name, tool)
         if other is not tool:
@@ -91,4 +105,10 @@ def body_params(spec: Spec, variant: Variant, model: Model) -> tuple[tuple[str, 
             params = merge(params, rule.params)
             if rule.order is not None:
                 order = rule.order
+    for key in {e.name for e in spec.exact if e.kind == "param"}:
+        stated = exact_for(spec, "param", key, variant, model)
+        if stated is not None:
+            params.pop(key, None)
+            if stated.value is not None:
+                params[key] = copy.deepcopy(stated.value)
     return order, tuple((k, params[k]) for k in order if k not in COMPUTED_BODY_KEYS and k in params)

@@ -16,10 +16,11 @@ from jinja2 import meta, nodes
 
 from ..errors import SpecError
 from ..render.renderer import renderer_for
-from ..spec.model import BUILTIN_NAMES, SLOT_ROLE, Choice, Fragment, Spec
+from ..spec.exact import describe
+from ..spec.model import BUILTIN_NAMES, SLOT_ROLE, Choice, ExactPart, Fragment, Spec
 from ..spec.provenance import SourceRef, digest, field_ref, ordered
 from . import agents_md
-from .body import body_params, placement, select_tools
+from .body import body_params, exact_for, placement, select_tools
 from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
 from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
 from .layouts import choose_layout
@@ -256,7 +257,11 @@ class Assembler:
         where = fragment.source
         with self.spec.fs.log.frame(isolated=True) as reads:
             reads.add(self.fragment_ref(fragment))
-            body = self._render(fragment.engine, fragment.body, fragment.body_file, where, fctx)
+            stated = exact_for(self.spec, "fragment", fragment.name, variant, self._models[variant.model])
+            if stated is not None:
+                body = self._render("codex", None, stated.file, f"{where} ({describe(stated)})", fctx)
+            else:
+                body = self._render(fragment.engine, fragment.body, fragment.body_file, where, fctx)
             if body == "":
                 return None
             start = self._marker(fragment, fragment.start, fctx)
@@ -513,6 +518,11 @@ class _Context:
 
     def base(self) -> BaseInstructions:
         if self._base is None:
+            spec, model = self.asm.spec, self.asm._models[self.variant.model]
+            stated = exact_for(spec, "instructions", "", self.variant, model)
+            if stated is not None:
+                self._base = self._exact_base(stated)
+                return self._base
             key = ("base", self.variant.model, self.variant.personality)
             base = self.asm._cache.get(key)
             if base is None:
@@ -520,6 +530,14 @@ class _Context:
                 self.asm._cache[key] = base
             self._base = base
         return self._base
+
+    def _exact_base(self, stated: ExactPart) -> BaseInstructions:
+        """Base instructions an `exact:` entry states: its file, placeholders filled."""
+        asm = self.asm
+        with asm.spec.fs.log.frame(isolated=True) as reads:
+            text = asm._render("codex", None, stated.file, describe(stated), self)
+        shown = asm._file_source(stated.file)[1]  # type: ignore[arg-type]
+        return BaseInstructions(text, "exact", describe(stated), shown, ordered(reads))
 
     def token(self, name: str) -> Any:
         if name in self.tokens:

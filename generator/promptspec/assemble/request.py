@@ -87,7 +87,7 @@ class Message:
 @dataclass(frozen=True)
 class BaseInstructions:
     text: str
-    rule: str  # "override" | "template" | "base_instructions"
+    rule: str  # "override" | "template" | "base_instructions" | "exact" (a spec.yaml `exact:` entry)
     detail: str  # e.g. "personality_friendly" or the override file
     source: str
     sources: tuple[SourceRef, ...] = ()

@@ -270,8 +270,9 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
     if (args.codex_dir is None) == (args.cli is None):
         raise UsageError("give a Codex checkout folder or --cli PATH (a released Codex CLI), not both")
     if args.cli is None:
-        if args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT:
-            raise UsageError("--model, --port and --timeout go with --cli")
+        if (args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT or args.cwd or args.codex_home or args.config
+                or args.enable or args.disable):
+            raise UsageError("--model, --port, --timeout, --cwd, --codex-home, -c, --enable and --disable go with --cli")
         from ..importers.codex_source import CANNOT_KNOW, import_codex
 
         written = import_codex(args.codex_dir, args.out, force=args.force)
@@ -279,9 +280,13 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
         print(f"note: {CANNOT_KNOW}")
         return 0
     from ..importers.codex_cli import import_cli
+    from ..oracle.world import make_world
 
+    world = make_world(args.cwd, args.codex_home, args.config or (), args.enable or (), args.disable or ())
+    for name in world.skipped:
+        print(f"note: {world.codex_home}/{name}: holds credentials; skipped, not copied", file=sys.stderr)
     written, stats = import_cli(args.cli, args.out, force=args.force, models=tuple(args.model or ()),
-                                timeout=args.timeout, port=args.port)
+                                timeout=args.timeout, port=args.port, world=None if world.empty else world)
     print(f"wrote a spec of Codex {stats['release']} to {written}: {stats['reproduced']} of {stats['compared']}"
           f" captured first requests reproduced ({stats['seconds']:.1f} s)")
     for part in stats["not_modelled"]:
@@ -443,8 +448,17 @@ def cmd_history(args: argparse.Namespace) -> int:
     max_chars = args.max_chars if args.max_chars is not None else (None if args.out is not None else COMMENT_CHARS)
     if args.format == "markdown" and max_chars is not None and max_chars < MIN_MARKDOWN_CHARS:
         raise UsageError(f"--max-chars must be at least {MIN_MARKDOWN_CHARS}")
+    parsed = sides.parse_sides(args.sides)
+    codex_spec = None
+    if any(s.kind == "codex" for s in parsed):
+        from ..importers.codex_cli.releases import codex_side
+        from ..measure.counter import default_cache_dir
+
+        def codex_spec(ref: str):
+            return codex_side(ref, default_cache_dir())
+
     with _progress("reading releases") as bar:
-        releases = series.load_series(sides.parse_sides(args.sides), spec_dir=_spec_dir(args), counter=_counter(args), progress=bar)
+        releases = series.load_series(parsed, spec_dir=_spec_dir(args), counter=_counter(args), progress=bar, codex_spec=codex_spec)
     command = " ".join(["promptspec history", *args.sides])
     text = history_report.format_history(history.build_history(releases), args.format, max_chars=max_chars, command=command)
     if args.out is not None:

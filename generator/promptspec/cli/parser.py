@@ -112,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.add_argument("--model", action="append", metavar="SLUG", help="with --cli: import only this model (repeatable; default: all)")
+    p.add_argument("--cwd", metavar="DIR", help="with --cli: run Codex in this project (its AGENTS.md chain, git root)")
+    p.add_argument("--codex-home", metavar="DIR", help="with --cli: take config.toml, AGENTS.md and skills from this Codex home (never auth.json, sessions, history, logs)")
+    p.add_argument("-c", dest="config", action="append", metavar="KEY=VALUE", help="with --cli: a config override (TOML value) for every Codex process (repeatable)")
+    p.add_argument("--enable", action="append", metavar="FEATURE", help="with --cli: turn a Codex feature on (repeatable)")
+    p.add_argument("--disable", action="append", metavar="FEATURE", help="with --cli: turn a Codex feature off (repeatable)")
     _codex_run_args(p)
     p.set_defaults(func=commands.cmd_import_codex)
 

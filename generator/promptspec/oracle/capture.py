@@ -14,7 +14,7 @@ import itertools
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ..errors import escape_controls
 from ..util.atomic import interrupts_as_exceptions
@@ -22,6 +22,9 @@ from .appserver import AppServer
 from .binary import CodexBinary, CodexError
 from .recorder import Recorder, RecorderError
 from .scratch import PROMPT, Scratch, make_scratch, provider_overrides, remove_scratch, run
+
+if TYPE_CHECKING:
+    from .world import World
 
 PERSONALITIES = ("unset", "none", "friendly", "pragmatic")
 MODES = ("unset", "default", "plan")
@@ -78,6 +81,7 @@ class Harvest:
     commands: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)  # the models imported (empty: all)
     roots_sorted: bool | None = None  # does the release sort the writable roots? (None: not probed)
+    world: Any = None  # the user's World (oracle/world.py) the captures ran in; None: the scratch project
 
 
 def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:
@@ -191,6 +195,10 @@ def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: 
     # if an earlier turn were still talking to the recorder.
     got = rec.first_with("prompt_cache_key", tid, timeout)
     if got is None:
+        if scratch.mcp:
+            raise CodexError(f"no request reached the recorder within {timeout:.0f} s: MCP server {scratch.mcp[0]!r} did not start or hangs"
+                             " (Codex waits for its MCP servers before the first request)", release=srv.binary.release,
+                             hint=f"run mcp_servers.{scratch.mcp[0]}.command by hand; it must answer `initialize` on stdout")
         raise CodexError(f"no request reached the recorder for {cfg.id} within {timeout:.0f} s", release=srv.binary.release,
                          hint="a hung Codex; rerun, or report the release")
     try:
@@ -242,12 +250,25 @@ def _reason(exc: CodexError) -> str:
     return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
 
 
+def _check_mcp(binary: CodexBinary, world: "World | None", warmed: list[Capture], timeout: float) -> None:
+    """A configured MCP server whose tools the first request lacks did not start
+    (or hung past Codex's startup timeout): named, rather than imported without it."""
+    from .world import missing_mcp_tools
+
+    body = warmed[0].body if warmed else None
+    missing = missing_mcp_tools(world, body) if body is not None else []
+    if missing:
+        raise CodexError(f"MCP server {missing[0]!r} did not start, hung, or lists no tools (its tools are not in the request)",
+                         release=binary.release,
+                         hint=f"run its command by hand; check mcp_servers.{missing[0]}.command/args (Codex waits startup_timeout_sec, --timeout bounds the turn)")
+
+
 @interrupts_as_exceptions()  # SIGTERM (a CI cancel, `timeout`) still runs the finally that removes the scratch world
 def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = None, timeout: float = 60.0,
-            port: int = 0) -> Harvest:
+            port: int = 0, world: "World | None" = None) -> Harvest:
     """Catalog + the first request of every (or `n` sampled) configuration(s) of
-    the catalog's models (or of `models`)."""
-    scratch = make_scratch()
+    the catalog's models (or of `models`), in the scratch world or the user's (`world`)."""
+    scratch = make_scratch(world=world)
     try:
         catalog = debug_models(binary, scratch, timeout)
         known = [m["slug"] for m in catalog["models"]]
@@ -257,18 +278,20 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
                 raise CodexError(f"the catalog has no model {slug!r}", release=binary.release,
                                  hint=f"known: {', '.join(known)}")
         warm = [Config(wanted[0] if wanted else known[0])]
-        list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
+        warmed = list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
+        _check_mcp(binary, world, warmed, timeout)
         configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
         configs = sample(configs, n)
         if len(configs) > MAX_CONFIGS:
             raise CodexError(f"{len(configs)} configurations to capture (at most {MAX_CONFIGS})", release=binary.release,
                              hint="pick models with --model")
-        h = Harvest(binary.release, scratch.values(), catalog,
+        h = Harvest(binary.release, {**scratch.values(), **(world.text_values() if world else {})}, catalog,
                     commands=["codex --version", "codex debug models",
                               "codex app-server (thread/start config={model, personality?, sandbox_mode, approval_policy};"
                               " turn/start collaborationMode?)"])
         h.captures = list(capture(binary, scratch, configs, timeout, port))
         h.models = wanted
+        h.world = world
         h.roots_sorted = _probe_root_order(binary, scratch, h, timeout, port)
         if scratch.values()["current_date"] != h.sentinels["current_date"]:
             raise CodexError("the date changed during the run", release=binary.release, hint="rerun")

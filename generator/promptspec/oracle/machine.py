@@ -19,7 +19,7 @@ def spec_for_machine(spec, values: dict[str, str]):
     scenario = {**spec.scenario, **{k: v for k, v in values.items() if k in spec.scenario}}
     agents = spec.agents
     if "cwd" in values and agents.tree is not None:
-        agents = dataclasses.replace(agents, project_root=values["cwd"])
+        agents = dataclasses.replace(agents, project_root=values.get("project_root", values["cwd"]))
     return dataclasses.replace(spec, scenario=scenario, agents=agents, memo={})
 
 

@@ -114,9 +114,17 @@ def parse(body: Mapping[str, Any], prompt: str | None = None) -> Parsed:
 # Sentinels
 
 
+ENVIRONMENT = ("cwd", "home", "codex_home", "project_root", "current_date", "timezone", "shell")
+
+
 def to_placeholders(text: str, sentinels: Mapping[str, str]) -> str:
-    """Turn the scratch world's values back into `{{ name }}` placeholders."""
+    """Turn the scratch world's values back into `{{ name }}` placeholders.
+    Sentinels beyond the environment's are config texts a user passed
+    (`-c developer_instructions=...`): replaced wherever they appear, first."""
     out = text
+    for name, value in sorted(sentinels.items(), key=lambda kv: -len(kv[1] or "")):
+        if name not in ENVIRONMENT and value:
+            out = out.replace(value, "{{ " + name + " }}")
     for name in ("cwd", "home"):  # cwd first: both live under the same scratch folder
         value = sentinels.get(name)
         if value:

@@ -17,8 +17,12 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .binary import MAX_OUTPUT, CodexBinary, CodexError, run_bounded
+
+if TYPE_CHECKING:
+    from .world import World
 
 DUMMY_KEY_VAR = "PROMPTSPEC_DUMMY_KEY"
 TIMEZONE = "Etc/UTC"
@@ -32,11 +36,16 @@ PROMPT = "hello"
 
 @dataclass
 class Scratch:
-    """The sentinel folders of one run; `values` are what the spec's placeholders stand for."""
+    """The sentinel folders of one run; `values` are what the spec's placeholders stand for.
+    `args` are the flags every Codex process of the run gets (a user's `-c`,
+    `--enable`, `--disable`); `project` the user's project when Codex runs there."""
 
     base: Path
     home: Path = field(init=False)
     cwd: Path = field(init=False)
+    args: list[str] = field(default_factory=list)
+    project: Path | None = None  # the git root of a user's --cwd (the AGENTS.md chain starts there)
+    mcp: list[str] = field(default_factory=list)  # the MCP servers configured (named when Codex hangs on one)
 
     def __post_init__(self) -> None:
         self.home = self.base / "home"
@@ -51,6 +60,7 @@ class Scratch:
             "home": str(self.home),
             "codex_home": str(self.codex_home),
             "cwd": str(self.cwd),
+            **({"project_root": str(self.project)} if self.project is not None and self.project != self.cwd else {}),
             "current_date": _dt.date.today().isoformat(),
             "timezone": TIMEZONE,
             "shell": Path(SHELL).name,
@@ -90,14 +100,25 @@ def check_machine() -> None:
                          hint=f"run where {SYSTEM_CONFIG_DIR} holds no {', '.join(SYSTEM_CONFIG_FILES)} (a container or CI runner)")
 
 
-def make_scratch(prefix: str = "promptspec-codex-") -> Scratch:
+def make_scratch(prefix: str = "promptspec-codex-", world: "World | None" = None) -> Scratch:
     """A fresh scratch world: empty HOME, a git project with one AGENTS.md
-    (on a machine with no machine-wide Codex configuration: check_machine)."""
+    (on a machine with no machine-wide Codex configuration: check_machine);
+    with a user's `world`, their project as cwd and what shapes the prompt
+    from their Codex home (oracle/world.py)."""
     check_machine()
     base = Path(tempfile.mkdtemp(prefix=prefix))
     s = Scratch(base)
     try:  # interrupted half-made (SIGTERM during `git init`): removed here, the caller never saw it
         s.codex_home.mkdir(parents=True)
+        if world is not None:
+            from .world import mcp_servers, populate_home, project_root
+
+            s.args = world.args()
+            s.mcp = mcp_servers(world)
+            populate_home(world, s.codex_home)
+            if world.cwd is not None:
+                s.cwd, s.project = world.cwd, project_root(world.cwd)
+                return s
         s.cwd.mkdir()
         (s.cwd / "AGENTS.md").write_text(PROJECT_DOC, encoding="utf-8")
         git = shutil.which("git")
@@ -135,7 +156,7 @@ def provider_overrides(url: str) -> list[str]:
 def run(binary: CodexBinary, scratch: Scratch, args: list[str], what: str, timeout: float = 120.0) -> str:
     """Run one Codex command in the scratch world; its stdout, or a one-line error."""
     try:
-        code, stdout, stderr, over = run_bounded([str(binary.path), *args], timeout, cwd=scratch.cwd, env=scratch.env(binary))
+        code, stdout, stderr, over = run_bounded([str(binary.path), *scratch.args, *args], timeout, cwd=scratch.cwd, env=scratch.env(binary))
     except subprocess.TimeoutExpired:
         raise CodexError(f"`codex {what}` did not finish within {timeout:.0f} s", release=binary.release,
                          hint="a hung Codex; rerun, or report the release") from None

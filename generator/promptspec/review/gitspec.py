@@ -260,6 +260,8 @@ def side_kind(ref: str, *, root: Path | None = None) -> tuple[str, str]:
     side = parse_side(ref)
     if side.kind == "lock":
         raise UsageError(f"{ref!r}: a lock file is not a side of `diff`; use `promptspec check` against a lock file")
+    if side.kind == "codex":
+        raise UsageError(f"{ref!r}: a codex: side is read by `promptspec history`; for `diff`, import it first (import-codex --cli) and give dir:PATH")
     check_unambiguous(side, Path(root) if root is not None else Path.cwd())
     return ("folder" if side.kind == "dir" else "revision"), side.ref
 

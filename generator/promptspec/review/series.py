@@ -16,6 +16,7 @@ files or the lock file's bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import tempfile
@@ -47,13 +48,16 @@ def _commit_date(repo: Path, commit: str) -> str | None:
 
 
 def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, root: Path | None = None,
-                cache: SeriesCache | None = None, progress: Callable[[int, int], None] | None = None) -> list[Release]:
+                cache: SeriesCache | None = None, progress: Callable[[int, int], None] | None = None,
+                codex_spec: Callable[[str], tuple[Path, str, str | None]] | None = None) -> list[Release]:
     """Releases for `sides`, in the given order.
 
     `spec_dir`: the spec folder whose repository revisions are read from (and
     whose path inside it is used at every revision); `root`: the folder
     relative `dir:` and `lock:` paths are taken from (default: the current
-    folder)."""
+    folder); `codex_spec`: turns a `codex:` side's reference into (imported
+    spec folder, release, publish date) -- the command line passes the
+    importer's, which this stage may not import."""
     from .. import pipeline
 
     if len(sides) < 2:
@@ -78,8 +82,14 @@ def load_series(sides: Sequence[Side], *, spec_dir: Path, counter: Any = None, r
                 pending_locks.append((i, side, path, data))
                 out.append(None)  # type: ignore[arg-type]  # filled below, once axis names are known
                 continue
-            if side.kind == "dir":
-                folder = _under(root, os.path.expanduser(side.ref))
+            if side.kind == "codex":
+                if codex_spec is None:
+                    raise UsageError(f"{where}: a codex: side is read by `promptspec history` only")
+                folder, release, published = codex_spec(side.ref)
+                side = dataclasses.replace(side, label=side.label or release, date=side.date or published)
+            if side.kind in ("dir", "codex"):
+                if side.kind == "dir":
+                    folder = _under(root, os.path.expanduser(side.ref))
                 if not folder.is_dir() or not (folder / SPEC_FILE).is_file():
                     raise UsageError(f"{where}: {side.ref} is not a spec folder (no {SPEC_FILE} in it)")
                 files = gitspec.digest_tree(folder)

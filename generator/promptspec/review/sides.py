@@ -8,6 +8,8 @@ side is said explicitly; `diff` (gitspec.side_kind), the site's `base:` and
 
     dir:PATH    a spec folder (it must hold spec.yaml); also ./PATH, ../PATH, /PATH, ~/PATH, PATH/
     lock:PATH   a lock file (prompts.lock.json): hashes and counts, no text
+    codex:REL   a released Codex CLI (0.125.0: installed from npm into the user cache;
+                or PATH to an install), imported (`history` only)
     rev:REV     a git revision of the repository holding --spec
     REV         any other bare name is a git revision -- and is refused as
                 ambiguous when a file or folder of that name exists (`check_unambiguous`)
@@ -31,7 +33,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 
-KINDS = ("rev", "dir", "lock")
+KINDS = ("rev", "dir", "lock", "codex")
 _OPTION = re.compile(r",(label|date)=([^,]*)$")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.+Z-]*)?$")
 MAX_LABEL = 80
@@ -41,7 +43,7 @@ MAX_LABEL = 80
 class Side:
     """One side as written: its kind, what it points at, and how to show it."""
 
-    kind: str  # "rev" | "dir" | "lock"
+    kind: str  # "rev" | "dir" | "lock" | "codex"
     ref: str  # the revision, folder or file as written
     label: str | None = None
     date: str | None = None

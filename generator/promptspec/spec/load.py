@@ -35,6 +35,7 @@ from .model import (
 from . import shaping
 from .reader import Reader, check_name, check_unique_slugs, parse_when, read_when
 from .sources import Located, load_json, load_yaml
+from .exact import load_exact
 from .tools import load_placements, load_request, load_tools
 
 SPEC_KEYS = {
@@ -60,6 +61,7 @@ SPEC_KEYS = {
     "aliases",
     "tools",
     "request",
+    "exact",
 }
 
 BUDGET_KEYS = {"max_tokens", "max_percent", "max_delta"}
@@ -188,6 +190,8 @@ def load_spec(root: str | Path) -> Spec:
     )
     request = load_request(top, placements, tuple(tools_cfg), axis_names, models)  # type: ignore[arg-type]
 
+    exact = load_exact(top, fs, axis_names, models, fragments, tool_defs, request)
+
     override = top.text("instructions_override")
     if override is not None:
         fs.resolve(override, origin=shown)
@@ -219,6 +223,7 @@ def load_spec(root: str | Path) -> Spec:
         aliases=MappingProxyType(aliases),
         tools=tool_defs,
         request=request,
+        exact=exact,
     )
 
 

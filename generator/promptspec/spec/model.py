@@ -298,6 +298,23 @@ class RequestConfig:
 
 
 @dataclass(frozen=True)
+class ExactPart:
+    """One `exact:` entry: for the variants `when` matches, part (kind, name)
+    is exactly `file`'s text (instructions, fragment) or `value` (tool, param;
+    None: not sent), in place of what the rules give."""
+
+    kind: str  # "instructions" | "fragment" | "tool" | "param"
+    name: str  # the fragment, tool file stem or parameter; "" for instructions
+    when: When = field(hash=False)
+    file: str | None = None
+    value: Any = field(default=None, hash=False)
+    tool: "Tool | None" = field(default=None, hash=False)  # kind "tool": the tool as sent (None: not sent)
+    why: str = ""
+    index: int = 0  # its place in `exact:`
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class Rule:
     """One include/exclude rule: the variants it keeps or drops."""
 
@@ -383,6 +400,8 @@ class Spec:
     tools: tuple[Tool, ...] = ()
     """Every tool definition, in send order (`tools.order`, then by file name)."""
     request: RequestConfig = field(default_factory=RequestConfig)
+    exact: tuple[ExactPart, ...] = ()
+    """Parts stated outright for some cells (spec/exact.py), checked before the rules."""
 
     def _lookup(self, kind: str, items: tuple[Any, ...], attr: str) -> dict[str, Any]:
         # One dict per kind, built on first use: a linear scan per variant

@@ -17,6 +17,7 @@ from ...errors import SpecError
 from ...oracle import binary as _binary
 from ...oracle import capture as _harvest
 from ...oracle.binary import CodexError
+from ...oracle.world import World
 from ..output import checked_files, not_an_import
 from .write_spec import IMPORT_HEADER, Built, ImportProblem, build
 
@@ -75,13 +76,15 @@ def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None
 
 
 def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tuple[str, ...] = (),
-               timeout: float = 60.0, port: int = 0) -> tuple[Path, dict]:
-    """Write a spec of the release at `cli` into `out`; returns the folder and figures."""
+               timeout: float = 60.0, port: int = 0, world: World | None = None) -> tuple[Path, dict]:
+    """Write a spec of the release at `cli` into `out`; returns the folder and figures.
+    With a `world` (oracle/world.py) Codex runs in the user's project, with
+    their Codex home's config and their flags."""
     out = Path(out).expanduser()
     codex = _binary.identify(cli)
     _check_out(out, force)
     t0 = time.monotonic()
-    h = _harvest.harvest(codex, models=models, timeout=timeout, port=port)
+    h = _harvest.harvest(codex, models=models, timeout=timeout, port=port, world=world)
     try:
         built: Built = build(h)
     except ImportProblem as exc:

@@ -2,11 +2,12 @@
 
 Each distinct tool definition becomes a tool file whose `when` is the set of
 configurations that carried it (split into as few axis rectangles as it takes,
-since a `when` is one conjunction); one global send order is merged from every
-request's order; placement (`tools` field or `additional_tools` item) is
-learned per model.  Request parameters are written as rules over the axes
-they were seen to depend on: first the key removed, then set to what Codex
-sent, so catalog defaults never leak in.
+since a `when` is one conjunction; models by catalog field, conditions.py),
+named for what sets it apart from the other definitions sent under its name;
+one global send order is merged from every request's order; placement
+(`tools` field or `additional_tools` item) is learned per model.  Request
+parameters are written only where Codex sends something other than the
+documented defaults (assemble/body.py), so a reviewer reads the residue.
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ import json
 import re
 from typing import Any, Mapping, Sequence
 
+from pathlib import Path
+
+from ...assemble.body import default_params
 from ...oracle import parts
 from ...oracle.capture import Config
+from ...spec.model import DEFAULT_BODY_ORDER
 from . import learn
+from .conditions import Catalog
 
 ADDITIONAL_TOOLS = "additional_tools"
 NOT_PARAMS = ("model", "instructions", "input", "tools", *parts.VOLATILE_BODY)
@@ -85,21 +91,6 @@ def describe_copy(definition: Any, copies: Sequence[Any], when: Mapping[str, Seq
     return f"{name}, one of {len(copies)} definitions Codex sends: " + "; ".join(x for x in (shown, f"when {cond}" if cond else "") if x) + "."
 
 
-def rectangles(keys: set[tuple[str, ...]], axes: Sequence[str]) -> list[dict[str, list[str]]]:
-    """A set of axis-value tuples as a union of products (each a `when`)."""
-    if not axes:
-        return [{}]
-    by_rest: dict[frozenset, list[str]] = {}
-    for first in sorted({k[0] for k in keys}):
-        rest = frozenset(k[1:] for k in keys if k[0] == first)
-        by_rest.setdefault(rest, []).append(first)
-    out = []
-    for rest, firsts in by_rest.items():
-        for sub in rectangles(set(rest), axes[1:]):
-            out.append({axes[0]: firsts, **sub})
-    return out
-
-
 def _members(definition: Any) -> list[Any]:
     out = [definition]
     if isinstance(definition, dict) and definition.get("type") == "namespace":
@@ -150,89 +141,211 @@ def _merge_orders(sequences: list[list[str]]) -> list[str]:
     return out
 
 
-def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[str]) -> tuple[dict[str, str], dict[str, Any]]:
+def _variant_names(group: list[Any], stem: str, whens: list[Mapping[str, Any]]) -> list[str]:
+    """File stems for the definitions sent under one name: named by the
+    top-level keys whose values differ between them
+    (`web_search.external_web_access.text-image`, not `web_search-2`).  Short
+    values name themselves, an absent key adds nothing; a key whose values
+    are long (a description, a schema) is named by where the definition is
+    sent when that is one condition (`view_image.supports_image_detail_original`),
+    else with a counter.  A lone definition keeps the plain name; what sets
+    each apart is said in its description (describe_copy)."""
+    if len(group) == 1:
+        return [stem]
+    keys = sorted({k for d in group if isinstance(d, dict) for k in d})
+    differing = [k for k in keys if len({parts.canonical(d.get(k)) if isinstance(d, dict) else "" for d in group}) > 1]
+    out = []
+    for i, d in enumerate(group):
+        tokens: list[str] = []
+        for k in differing:
+            token = _token(k, d.get(k) if isinstance(d, dict) else None)
+            if token is None:
+                token = _when_token(whens[i]) or f"{k}{i + 1}"
+            if token not in tokens:
+                tokens.append(token)
+        out.append(".".join([stem, *[SAFE.sub("-", t).strip("-.") for t in tokens if t]]))
+    seen: dict[str, int] = {}
+    for i, name in enumerate(out):  # two definitions the tokens cannot tell apart: numbered
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            out[i] = f"{name}.{seen[name]}"
+    return out
+
+
+def _when_token(when: Mapping[str, Any]) -> str | None:
+    """A name for a one-condition `when` (a true/false field reads as its name)."""
+    if len(when) != 1:
+        return None
+    (key, value), = when.items()
+    if isinstance(value, list):
+        return None
+    return _token(key, {"true": True, "false": False}.get(value, value))
+
+
+def _token(key: str, value: Any) -> str | None:
+    """A short name for one differing value ("" for an absent one), or None when it has none."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return key if value else f"no-{key}"
+    if isinstance(value, str) and len(value) <= 24:
+        return value
+    if isinstance(value, list) and all(isinstance(x, str) and len(x) <= 12 for x in value) and len(value) <= 4:
+        return "+".join(value) or f"no-{key}"
+    if isinstance(value, (int, float)):
+        return f"{key}-{value}"
+    return None
+
+
+def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[str],
+                catalog: Mapping[str, Any] | None = None) -> tuple[dict[str, str], dict[str, Any]]:
     """(files by path, the spec.yaml keys `tools`, `layout`, `request`) for the captured bodies."""
     files: dict[str, str] = {}
     configs = list(parsed_bodies)
+    cat = Catalog(catalog or {"models": [{"slug": m} for m in models]}, models)
     defs: dict[str, dict[Config, bool]] = {}  # canonical definition -> where it was sent
-    names: dict[str, str] = {}  # canonical definition -> file stem
-    sequences: list[list[str]] = []
-    placement: dict[str, set[str]] = {}
-    used: set[str] = set()
+    by_name: dict[str, list[str]] = {}  # sent name -> its distinct definitions, first seen first
+    seqs: list[list[str]] = []
     for cfg, body in parsed_bodies.items():
         place, tools = tool_list(body)
-        placement.setdefault(cfg.model, set()).add(place)
         seq = []
         for t in tools:
             key = parts.canonical(t)
-            if key not in names:
-                stem, n = _name(t), 2
-                while stem in used:
-                    stem, n = f"{_name(t)}-{n}", n + 1
-                used.add(stem)
-                names[key] = stem
+            if key not in defs:
+                by_name.setdefault(_name(t), []).append(key)
             defs.setdefault(key, {})[cfg] = True
-            seq.append(names[key])
-        sequences.append(seq)
-    stems: dict[str, list[dict[str, Any]]] = {}
-    copies: dict[str, list[Any]] = {}  # tool name -> its distinct definitions
-    for key in defs:
-        copies.setdefault(_name(json.loads(key)), []).append(json.loads(key))
+            seq.append(key)
+        seqs.append(seq)
+    sent_where: dict[str, list[dict[str, Any]]] = {}
     for key, where in defs.items():
         table = learn.factor({c: ("y" if where.get(c) else None) for c in configs})
-        whens = rectangles(set(table.rows), table.axes) if table.axes else [{}]
-        stems[names[key]] = whens
+        sent_where[key] = cat.whens(set(table.rows), table.axes, about=_name(json.loads(key)))
+    names: dict[str, str] = {}  # canonical definition -> file stem
+    copies: dict[str, list[Any]] = {}  # tool name -> its distinct definitions
+    for stem, keys in by_name.items():
+        copies[stem] = [json.loads(k) for k in keys]
+        names.update(zip(keys, _variant_names(copies[stem], stem, [sent_where[k][0] for k in keys])))
+    sequences = [[names[k] for k in seq] for seq in seqs]
+    stems: dict[str, int] = {}
+    for key, whens in sent_where.items():
+        stem = names[key]
+        definition = json.loads(key)
+        stems[stem] = len(whens)
         for i, when in enumerate(whens):
-            stem = names[key] if i == 0 else f"{names[key]}--{i + 1}"
-            definition = json.loads(key)
-            entry: dict[str, Any] = {"description": describe_copy(definition, copies[_name(definition)], when), "owner": "codex"}
+            file_stem = stem if i == 0 else f"{stem}--{i + 1}"
+            cond = {k: (v if isinstance(v, list) else [v]) for k, v in when.items()}
+            entry: dict[str, Any] = {"description": describe_copy(definition, copies[_name(definition)], cond), "owner": "codex"}
             if when:
                 entry["when"] = when
             accept = _lint_facts(definition)
             if accept:
                 entry["accept_lint"] = accept
-            entry["definition"] = json.loads(key)
-            files[f"tools/{stem}.json"] = json.dumps(entry, indent=2, ensure_ascii=False) + "\n"
+            entry["definition"] = definition
+            files[f"tools/{file_stem}.json"] = json.dumps(entry, indent=2, ensure_ascii=False) + "\n"
     order = []
     for stem in _merge_orders(sequences):
-        order += [stem] + [f"{stem}--{i + 1}" for i in range(1, len(stems[stem]))]
-    mixed = [m for m, p in placement.items() if len(p) > 1]
-    if mixed:
-        raise ToolsProblem(f"model {mixed[0]} sends its tools in the field for some configurations and as an input item for others")
-    inputs = sorted(m for m, p in placement.items() if p == {"input"})
+        order += [stem] + [f"{stem}--{i + 1}" for i in range(1, stems[stem])]
     keys: dict[str, Any] = {"tools": {"order": order}} if order else {}
+    places = learn.factor({c: tool_list(b)[0] for c, b in parsed_bodies.items()})
+    inputs = {row for row, place in places.rows.items() if place == "input"}
     if inputs:
-        keys["layout"] = {"tools": [{"when": {"model": inputs}, "place": "input"}]}
-    keys["request"] = _request(parsed_bodies)
+        whens = cat.whens(inputs, places.axes, about="tools input")
+        keys["layout"] = {"tools": "input" if whens == [{}] else [{"when": w, "place": "input"} for w in whens]}
+    request = _request(parsed_bodies, cat, catalog)
+    if request:
+        keys["request"] = request
     return files, keys
 
 
-def _request(bodies: Mapping[Config, Mapping[str, Any]]) -> dict[str, Any]:
-    """Body order per model group and every parameter as Codex sent it."""
+def _request(bodies: Mapping[Config, Mapping[str, Any]], cat: Catalog, catalog: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Only what differs from the documented defaults (assemble/body.py:
+    `DEFAULT_BODY_ORDER`, `default_params` from the model's catalog entry):
+    a body order where Codex's is not the default one, and per parameter a
+    rule for the cells where Codex sends something else (the part of a
+    mapping that differs; null where it sends nothing).  Where a merge cannot
+    give the value (a key to drop inside a mapping) the value is an `exact:`
+    entry; those are returned under the key `exact`."""
+    defaults = _defaults(catalog, {c.model for c in bodies})
     configs = list(bodies)
-    orders = learn.factor({c: json.dumps([k for k in b if k not in parts.VOLATILE_BODY]) for c, b in bodies.items()})
     rules: list[dict[str, Any]] = []
-    for when_key, order in sorted(orders.rows.items()):
-        keys = json.loads(order)
-        if "tools" not in keys:  # the tools key's place, for variants whose tools go in the field (none sent here)
-            keys.insert(keys.index("input") + 1, "tools")
-        rule: dict[str, Any] = {"when": dict(zip(orders.axes, ([v] for v in when_key)))} if orders.axes else {}
-        rule["order"] = keys
-        rules.append(rule)
+    exact: list[dict[str, Any]] = []
+
+    def sent_order(body: Mapping[str, Any]) -> list[str]:
+        return [k for k in body if k not in parts.VOLATILE_BODY]
+
+    def default_order(body: Mapping[str, Any]) -> list[str]:
+        return [k for k in DEFAULT_BODY_ORDER if k in body and k not in parts.VOLATILE_BODY]
+
+    differs = {c: json.dumps(_with_tools(sent_order(b))) if sent_order(b) != default_order(b) else None for c, b in bodies.items()}
+    orders = learn.factor(differs)
+    for order, rows in _grouped(orders.rows).items():
+        for when in cat.whens(set(rows), orders.axes, about="order"):
+            rules.append({**({"when": when} if when else {}), "order": json.loads(order)})
     all_keys = sorted({k for b in bodies.values() for k in b if k not in NOT_PARAMS})
     for k in all_keys:
-        table = learn.factor({c: (parts.canonical(bodies[c][k]) if k in bodies[c] else None) for c in configs})
-        groups: dict[str, list[tuple[str, ...]]] = {}
-        for row, value in table.rows.items():
-            groups.setdefault(value, []).append(row)
-        absent = {tuple(getattr(c, a) for a in table.axes) for c in configs} - set(table.rows)
-        for value, rows in sorted(groups.items()):
-            for when in (rectangles(set(rows), table.axes) if table.axes else [{}]):
-                base = {"when": when} if when else {}
-                sent = json.loads(value)
-                if isinstance(sent, dict):  # a mapping merges into the default: clear it first, so it is exactly Codex's
-                    rules.append({**base, "params": {k: None}})
-                rules.append({**base, "params": {k: sent}})
-        for when in (rectangles(absent, table.axes) if absent and table.axes else []):
-            rules.append({"when": when, "params": {k: None}})
-    return {"rules": rules}
+        patches: dict[Config, str | None] = {}
+        for c in configs:
+            patches[c] = _patch(defaults[c.model].get(k, _ABSENT), bodies[c].get(k, _ABSENT))
+        table = learn.factor(patches)
+        for patch, rows in _grouped(table.rows).items():
+            kind, value = json.loads(patch)
+            for when in cat.whens(set(rows), table.axes, about=k):
+                if kind == "merge":
+                    rules.append({**({"when": when} if when else {}), "params": {k: value}})
+                else:
+                    exact.append({"part": f"param {k}", **({"when": when} if when else {}), "value": value,
+                                  "why": "a request rule merges into the default mapping; this one drops a key of it"})
+    out: dict[str, Any] = {}
+    if rules:
+        out["rules"] = rules
+    if exact:
+        out["exact"] = exact
+    return out
+
+
+_ABSENT = object()
+
+
+def _with_tools(keys: list[str]) -> list[str]:
+    """The tools key's place, for variants whose tools go in the field (none sent here)."""
+    if "tools" not in keys and "input" in keys:
+        keys = [*keys]
+        keys.insert(keys.index("input") + 1, "tools")
+    return keys
+
+
+def _grouped(rows: Mapping[tuple[str, ...], str]) -> dict[str, list[tuple[str, ...]]]:
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for row, value in sorted(rows.items()):
+        out.setdefault(value, []).append(row)
+    return out
+
+
+def _defaults(catalog: Mapping[str, Any] | None, slugs: set[str]) -> dict[str, dict[str, Any]]:
+    """Per model, the parameters promptspec sends when a spec says nothing."""
+    from ...spec.catalog import parse_models
+
+    models = parse_models({"models": [m for m in (catalog or {}).get("models", []) if m.get("slug") in slugs]},
+                          Path("models.json"), "models.json") if catalog else ()
+    found = {m.slug: default_params(m) for m in models}
+    return {s: found.get(s, {}) for s in slugs}
+
+
+def _patch(default: Any, sent: Any) -> str | None:
+    """How one parameter gets from the default to what was sent, as
+    JSON [kind, value]: ["merge", v] for a request rule, ["exact", v] where a
+    merge cannot do it; None when the default is already right."""
+    if sent is _ABSENT:
+        return None if default is _ABSENT else json.dumps(["merge", None])
+    if default is not _ABSENT and parts.canonical(default) == parts.canonical(sent):
+        return None
+    if isinstance(default, dict) and isinstance(sent, dict):
+        nested_drop = any(isinstance(v, dict) and isinstance(default.get(kk), dict) and set(default[kk]) - set(v)
+                          for kk, v in sent.items())
+        if set(default) - set(sent) or nested_drop:
+            return json.dumps(["exact", sent])
+        return json.dumps(["merge", {kk: v for kk, v in sent.items() if parts.canonical(default.get(kk, _NONE)) != parts.canonical(v)}])
+    return json.dumps(["merge", sent])
+
+
+_NONE = {"__absent__": True}

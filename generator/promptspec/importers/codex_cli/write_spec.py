@@ -19,9 +19,10 @@ from typing import Any, Mapping
 import yaml
 
 from ...oracle import parts
-from ...oracle.capture import MODES, PERSONALITIES, Config, Harvest
-from ...oracle.scratch import PROJECT_DOC, PROMPT
-from . import learn
+from ...oracle.capture import AXES, MODES, PERSONALITIES, Config, Harvest
+from ...oracle.scratch import PROMPT
+from . import learn, world_spec
+from .conditions import Catalog, rectangles
 from .tools_spec import ToolsProblem, build_tools
 
 SCENARIO_DEFAULTS = {
@@ -93,7 +94,7 @@ def build(h: Harvest) -> Built:
     refused = sorted({(c.config.approval_policy, c.refused) for c in h.captures if c.refused and c.config.approval_policy not in approvals})
 
     layouts = _layouts(models, configs, parsed)
-    field_models = sorted({c.model for c in configs if parsed[c].instructions is not None})
+    cat = Catalog(h.catalog, models)
 
     # -- base instructions -----------------------------------------------------
     observed: dict[tuple[str, str], str] = {}
@@ -102,10 +103,6 @@ def build(h: Harvest) -> Built:
         if text is not None:
             observed[(cfg.model, cfg.personality)] = text
     base = learn.learn_base(h.catalog, observed)
-    field_exceptions = [k for k in base.exceptions if k[0] in field_models]
-    if field_exceptions:
-        m, p = field_exceptions[0]
-        raise ImportProblem(f"model {m}, personality {p}: the instructions field matches no rule of the catalog")
 
     # -- parts -------------------------------------------------------------------
     names: list[str] = []
@@ -115,11 +112,19 @@ def build(h: Harvest) -> Built:
     texts = _Texts(h.sentinels)
     own_texts = catalog_strings(h.catalog)
     fragments: dict[str, dict[str, Any]] = {}
+    renamed: dict[str, str] = {}
     for name in names:
         values = {cfg: _part(p, name) for cfg, p in parsed.items()}
-        fragments[name] = _fragment(name, values, layouts, texts, base, own_texts, h.roots_sorted)
+        new = _config_part_name(name, values, h.sentinels)
+        if new != name:
+            renamed[name] = new
+        fragments[new] = _fragment(name, values, layouts, texts, base, own_texts, h.roots_sorted)
+        fragments[new]["slot"] = new
+    if renamed:
+        layouts = {m: tuple((role, tuple(renamed.get(s, s) for s in slots)) for role, slots in lay) for m, lay in layouts.items()}
 
     # -- spec.yaml ------------------------------------------------------------
+    agents_docs, agents_section, agents_cwd = world_spec.agents_files(h.world, SCENARIO_DEFAULTS["cwd"])
     spec: dict[str, Any] = {
         "name": f"Codex {h.release}",
         "models": "models.json",
@@ -127,27 +132,32 @@ def build(h: Harvest) -> Built:
         "personalities": _personalities(base, [p for p in PERSONALITIES if any(c.personality == p for c in configs)]),
         "modes": {m: {"description": _MODE_DESCRIPTIONS[m]} for m in MODES if any(c.mode == m for c in configs)},
         "axes": {"sandbox_mode": sandboxes, "approval_policy": approvals},
-        "scenario": dict(SCENARIO_DEFAULTS),
-        "agents_md": {"tree": "project"},
-        "layouts": [_layout_entry(models_of, lay) for lay, models_of in _invert(layouts).items()],
+        "scenario": {**SCENARIO_DEFAULTS, "cwd": agents_cwd, **world_spec.text_values(h.world)},
+        "agents_md": agents_section,
+        "layouts": _layout_entries(cat, layouts),
     }
     try:
-        tool_files, tool_keys = build_tools({c.config: c.body for c in ok}, models)  # type: ignore[misc]
+        tool_files, tool_keys = build_tools({c.config: c.body for c in ok}, models, h.catalog)  # type: ignore[misc]
     except ToolsProblem as exc:
         raise ImportProblem(str(exc)) from None
+    exact_params = tool_keys.get("request", {}).pop("exact", [])
+    if "request" in tool_keys and not tool_keys["request"]:
+        del tool_keys["request"]
     spec.update(tool_keys)
+    exact = _exact_instructions(base, texts, h.release) + exact_params
+    if exact:
+        spec["exact"] = exact
     out.files.update(tool_files)
     if refused:
         spec["refuse"] = {"approval_policy": {a: f"Codex {h.release} refuses it ({why})" for a, why in refused}}
-    spec["agents_md"]["project_root"] = SCENARIO_DEFAULTS["cwd"]
     out.files["spec.yaml"] = _HEADER.format(release=h.release) + yaml.dump(spec, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     out.files["models.json"] = json.dumps(h.catalog, indent=2, ensure_ascii=False) + "\n"
-    out.files["project/AGENTS.md"] = PROJECT_DOC
+    out.files.update(agents_docs)
     for name, frag in fragments.items():
         out.files[f"fragments/{name}.yaml"] = yaml.dump(frag, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     for path, text in texts.files.items():
         out.files[path] = text
-    out.files["provenance.json"] = json.dumps(_provenance(h, texts, out.not_modelled), indent=2, ensure_ascii=False) + "\n"
+    out.files["provenance.json"] = json.dumps(_provenance(h, texts, out.not_modelled, agents_docs), indent=2, ensure_ascii=False) + "\n"
     return out
 
 
@@ -181,49 +191,123 @@ def _part(p: parts.Parsed, name: str) -> str | None:
     return None
 
 
+def _shape(p: parts.Parsed) -> tuple:
+    """A request's layout: (instructions in the field?, (role, part names) per message)."""
+    return (p.instructions is not None,
+            tuple((it.role, tuple(n for n, _ in it.parts)) for it in p.items if it.kind == "message"))
+
+
+def _merge(shapes: list[tuple], what: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """One layout for several requests: per message the union of the part
+    names in send order (a part some requests lack is an empty fragment there)."""
+    if len({field for field, _ in shapes}) != 1:
+        raise ImportProblem(f"{what}: the base instructions go in the instructions field for some configurations and in a message for others")
+    shapes = [msgs for _, msgs in shapes]
+    count = {len(s) for s in shapes}
+    if len(count) != 1:
+        raise ImportProblem(f"{what}: the number of input items differs between configurations")
+    merged = []
+    for i in range(count.pop()):
+        roles = {s[i][0] for s in shapes}
+        if len(roles) != 1:
+            raise ImportProblem(f"{what}: input item {i} changes role between configurations")
+        order: list[str] = []
+        for s in sorted(shapes, key=lambda s: -len(s[i][1])):
+            for n in s[i][1]:
+                if n not in order:
+                    order.append(n)
+        for s in shapes:
+            seq = [n for n in order if n in s[i][1]]
+            if seq != list(s[i][1]):
+                raise ImportProblem(f"{what}: the parts of input item {i} change order between configurations")
+        merged.append((roles.pop(), tuple(order)))
+    return tuple(merged)
+
+
 def _layouts(models: list[str], configs: list[Config], parsed: Mapping[Config, parts.Parsed]):
-    """Per model: the messages in order, each with the union of its part names (in send order)."""
-    out: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+    """Per model one layout (key: the slug); a model whose requests no single
+    layout fits gets one per shape, keyed by (slug, the axis values it holds
+    for) -- the spec's layouts choose by any axis, so any capture has one."""
+    out: dict[Any, tuple[tuple[str, tuple[str, ...]], ...]] = {}
     for model in models:
-        shapes = [tuple((it.role, tuple(n for n, _ in it.parts)) for it in parsed[c].items if it.kind == "message")
-                  for c in configs if c.model == model]
-        if not shapes:
+        mine = [c for c in configs if c.model == model]
+        if not mine:
             continue
-        count = {len(s) for s in shapes}
-        if len(count) != 1:
-            raise ImportProblem(f"model {model}: the number of input items differs between configurations")
-        merged = []
-        for i in range(count.pop()):
-            roles = {s[i][0] for s in shapes}
-            if len(roles) != 1:
-                raise ImportProblem(f"model {model}: input item {i} changes role between configurations")
-            order: list[str] = []
-            for s in sorted(shapes, key=lambda s: -len(s[i][1])):
-                for n in s[i][1]:
-                    if n not in order:
-                        order.append(n)
-            for s in shapes:
-                seq = [n for n in order if n in s[i][1]]
-                if seq != list(s[i][1]):
-                    raise ImportProblem(f"model {model}: the parts of input item {i} change order between configurations")
-            merged.append((roles.pop(), tuple(order)))
-        out[model] = tuple(merged)
+        try:
+            out[model] = _merge([_shape(parsed[c]) for c in mine], f"model {model}")
+            continue
+        except ImportProblem:
+            pass
+        table = learn.factor({c: json.dumps(_shape(parsed[c])) for c in mine}, [a for a in AXES if a != "model"])
+        by_shape: dict[str, list[tuple[str, ...]]] = {}
+        for row, shape in sorted(table.rows.items()):
+            by_shape.setdefault(shape, []).append(row)
+        for shape, rows in by_shape.items():
+            field, msgs = json.loads(shape)
+            lay = _merge([(field, tuple((r, tuple(n)) for r, n in msgs))], f"model {model}")
+            for rect in rectangles(set(rows), table.axes):
+                out[(model, tuple((k, tuple(v)) for k, v in rect.items()))] = lay
     return out
 
 
 def _invert(layouts):
     inv: dict[Any, list[str]] = {}
-    for model, lay in layouts.items():
-        inv.setdefault(lay, []).append(model)
+    for key, lay in layouts.items():
+        if isinstance(key, str):
+            inv.setdefault(lay, []).append(key)
     return inv
 
 
-def _layout_entry(models: list[str], lay) -> dict[str, Any]:
-    entry: dict[str, Any] = {"when": {"model": sorted(models)}}
+def _layout_entries(cat: Catalog, layouts) -> list[dict[str, Any]]:
+    """One entry per distinct layout; the one most models share last and
+    without a `when` (the first matching layout wins), so the file names only
+    the models that differ.  Layouts of part of a model's variants come first."""
+    split = [_layout_entry({"model": key[0], **{k: (v[0] if len(v) == 1 else list(v)) for k, v in key[1]}}, lay)
+             for key, lay in layouts.items() if not isinstance(key, str)]
+    groups = sorted(_invert(layouts).items(), key=lambda kv: (len(kv[1]), sorted(kv[1])))
+    return split + [_layout_entry({} if i == len(groups) - 1 else cat.when({"model": sorted(models_of)}, about="layout messages instructions"), lay)
+                    for i, (lay, models_of) in enumerate(groups)]
+
+
+def _layout_entry(when: Mapping[str, Any], lay) -> dict[str, Any]:
+    entry: dict[str, Any] = {"when": dict(when)} if when else {}
     if any("base_instructions" in slots for _, slots in lay):
         entry["instructions"] = "section"
     entry["messages"] = [{"role": role, "slots": list(slots)} for role, slots in lay]
     return entry
+
+
+def _config_part_name(name: str, values: Mapping[Config, str | None], sentinels: Mapping[str, str]) -> str:
+    """A part the parser could not name (`part_1`) that is exactly a config text
+    the user passed (`-c developer_instructions=...`) is named for that key."""
+    if not name.startswith("part_"):
+        return name
+    texts = {v for v in values.values() if v is not None}
+    for key, value in sentinels.items():
+        if key not in parts.ENVIRONMENT and texts == {value}:
+            return key
+    return name
+
+
+def _exact_instructions(base: learn.BaseLearned, texts: "_Texts", release: str) -> list[dict[str, Any]]:
+    """`exact:` entries for the (model, personality) cells whose base
+    instructions no personality rule derives from the catalog: each distinct
+    text once, for the cells that share it (as few `when`s as it takes)."""
+    sharing: dict[str, set[tuple[str, str]]] = {}
+    for cell, text in sorted(base.exceptions.items()):
+        sharing.setdefault(text, set()).add(cell)
+    out = []
+    for text, cells in sharing.items():
+        path = texts.add("instructions", _file_name(sorted(cells)), text)
+        for when in rectangles(cells, ("model", "personality")):
+            out.append({"part": "instructions", "when": _plain_when(when), "file": path,
+                        "why": f"Codex {release} sends this text here; no personality rule gives it from models.json"})
+    return out
+
+
+def _plain_when(when: Mapping[str, list[str]]) -> dict[str, Any]:
+    """A `when` as a person writes it: a single value without list brackets."""
+    return {k: (v[0] if len(v) == 1 else list(v)) for k, v in when.items()}
 
 
 def _personalities(base: learn.BaseLearned, names: list[str]) -> dict[str, Any]:
@@ -270,7 +354,8 @@ class _Texts:
         found = set()
         for p in paths:
             found |= set(parts.PLACEHOLDER.findall(self.files[p]))
-        return [n for n in ENV_NAMES if n in found]
+        extra = [n for n in self.sentinels if n not in parts.ENVIRONMENT]  # config texts (-c developer_instructions=...)
+        return [n for n in (*ENV_NAMES, *extra) if n in found]
 
 
 AXIS_EXPR = {"model": "model.slug", "personality": "personality.name", "mode": "mode.name",
@@ -361,13 +446,7 @@ def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _T
     frag: dict[str, Any] = {"description": DESCRIPTIONS.get(name, f"A part Codex sends ({name})."), "owner": "codex",
                             "role": role, "slot": name}
     if name == "base_instructions":
-        exceptions = {f"{m}|{p}": texts.add("base_instructions", f"{m}--{p}", t) for (m, p), t in sorted(base.exceptions.items())}
-        if exceptions:
-            frag["variables"] = {"exact": exceptions}
-            frag["text"] = ('{% set k = model.slug ~ "|" ~ personality.name %}'
-                            '{{ text(exact[k]) if k in exact else base.text }}')
-        else:
-            frag["text"] = "{{ base.text }}"
+        frag["text"] = "{{ base.text }}"  # cells no personality rule explains: spec.yaml `exact:`
         return frag
     if name == "agents_md":
         sample = next(v for v in values.values() if v is not None)
@@ -455,7 +534,7 @@ def _fixed(text: str, sentinels: Mapping[str, str]) -> str:
     return text.replace(str(PurePosixPath(home).parent), SCRATCH) if home else text
 
 
-def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str]) -> dict[str, Any]:
+def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str], world_files=()) -> dict[str, Any]:
     refused = sorted({f"{c.config.approval_policy}: {c.refused}" for c in h.captures if c.refused})
     return {
         "codex_release": h.release,
@@ -465,5 +544,6 @@ def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str]) -> dict[str,
         "refused": refused,
         "sentinels": {k: _fixed(v, h.sentinels) for k, v in h.sentinels.items()},
         "not_modelled": not_modelled,
+        **world_spec.provenance(h.world, world_files),
         "texts": {path: {"sha256_captured": sha} for path, sha in sorted(texts.captured.items())},
     }

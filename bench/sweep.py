@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Import and verify (full matrix) every released Codex CLI from 0.125.0 on; one table.
+
+    nice -n 10 python3 bench/sweep.py                          # every release on npm from 0.125.0
+    python3 bench/sweep.py --releases 0.153.0,0.156.0 --table sweep.md
+
+For each release: `npm install --prefix CACHE/<release> @openai/codex@<release>`
+unless already there (CACHE: `$PROMPTSPEC_CODEX_CACHE`, else
+~/.cache/promptspec/codex), then `promptspec import-codex --cli` into a
+temporary folder and `promptspec verify --cli` over the whole matrix, each in a
+child process so its peak memory (max RSS, from wait4) is its own.  A row is
+written as soon as its release is done (to stdout, and to --table), so a sweep
+stopped half-way keeps what it measured.  Not part of the test suite: a full
+sweep is hours of Codex runs.
+
+Columns: release, variants (compared), identical, import s, verify s, peak MiB
+(the larger of the two steps), and the first line of an error when a step failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FIRST = (0, 125, 0)
+STABLE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+HEADER = "| release | variants | identical | import s | verify s | peak MiB | note |\n|---|---|---|---|---|---|---|"
+
+
+def cache_root() -> Path:
+    given = os.environ.get("PROMPTSPEC_CODEX_CACHE")
+    return Path(given) if given else Path.home() / ".cache" / "promptspec" / "codex"
+
+
+def npm_releases() -> list[str]:
+    """Stable releases on npm from 0.125.0 on, oldest first."""
+    out = subprocess.run(["npm", "view", "@openai/codex", "versions", "--json"], capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        sys.exit(f"sweep: npm view failed: {(out.stderr.strip().splitlines() or ['no message'])[-1]}")
+    found = [v for v in json.loads(out.stdout) if STABLE.match(v)]
+    return sorted((v for v in found if tuple(map(int, v.split("."))) >= FIRST), key=lambda v: tuple(map(int, v.split("."))))
+
+
+def install(release: str) -> Path:
+    folder = cache_root() / release
+    if not any(folder.glob("node_modules/@openai/codex-*/vendor/*/*/codex")):
+        done = subprocess.run(["npm", "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--loglevel=error",
+                               f"@openai/codex@{release}"], capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            raise RuntimeError(f"npm install failed: {(done.stderr.strip().splitlines() or ['no message'])[-1][:200]}")
+    return folder
+
+
+def timed(args: list[str]) -> tuple[int, float, float, str]:
+    """(exit status, seconds, peak MiB, last line of output) of one promptspec child."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "generator")}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "promptspec", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    assert proc.stdout is not None
+    output = proc.stdout.read().decode("utf-8", "replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - t0
+    last = (output.strip().splitlines() or [""])[-1]
+    return proc.returncode, seconds, usage.ru_maxrss / 1024, last
+
+
+def sweep_one(release: str, timeout: float, keep: Path | None = None) -> str:
+    try:
+        cli = install(release)
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        return f"| {release} | | | | | | {exc} |"
+    with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
+        spec, report = (keep / release if keep else Path(tmp) / "spec"), Path(tmp) / "report.json"
+        if keep:
+            keep.mkdir(parents=True, exist_ok=True)
+        rc, t_import, m_import, last = timed(["import-codex", "--cli", str(cli), "--out", str(spec), "--timeout", str(timeout), "--force"])
+        if rc != 0:
+            return f"| {release} | | | {t_import:.0f} | | {m_import:.0f} | import: {last[:160]} |"
+        rc, t_verify, m_verify, last = timed(["verify", "--cli", str(cli), "--spec", str(spec), "--out", str(report),
+                                              "--timeout", str(timeout)])
+        data = json.loads(report.read_text()) if report.is_file() else {}
+    n, same = data.get("compared", ""), data.get("identical", "")
+    note = "" if rc == 0 else f"verify: {last[:160]}"
+    return f"| {release} | {n} | {same} | {t_import:.0f} | {t_verify:.0f} | {max(m_import, m_verify):.0f} | {note} |"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--releases", help="comma-separated releases (default: every stable release on npm from 0.125.0)")
+    ap.add_argument("--table", type=Path, help="also write the table to this Markdown file (row by row)")
+    ap.add_argument("--keep", type=Path, help="keep each imported spec as KEEP/<release> (default: removed)")
+    ap.add_argument("--timeout", type=float, default=60.0, help="the longest one Codex step may take (default 60)")
+    args = ap.parse_args()
+    releases = [r.strip() for r in args.releases.split(",") if r.strip()] if args.releases else npm_releases()
+    print(HEADER, flush=True)
+    if args.table:
+        args.table.write_text(HEADER + "\n", encoding="utf-8")
+    failed = 0
+    for release in releases:
+        row = sweep_one(release, args.timeout, args.keep)
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        failed += not (cells[1] and cells[1] == cells[2] and not cells[6])
+        print(row, flush=True)
+        if args.table:
+            with args.table.open("a", encoding="utf-8") as f:
+                f.write(row + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
