@@ -7,6 +7,7 @@ strace on the binary."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -38,25 +39,15 @@ def test_machine_wide_codex_configuration_is_refused(tmp_path: Path, monkeypatch
 
 @pytest.mark.slow
 def test_a_capture_by_the_real_release_makes_no_network_attempt(codex, tmp_path: Path) -> None:
-<<<<<<< HEAD
-    from required import require_program
-
-    strace = require_program("strace", "apt-get install strace; it watches the binary's system calls")
-=======
     strace = require_program("strace", "apt-get install strace; .ci/run installs it")  # to watch the binary's system calls
->>>>>>> main
     real = binary.identify(codex).path
     wrap = tmp_path / "codex"
     wrap.write_text(f'#!/bin/bash\n[ "$1" = "--version" ] && exec "{real}" --version\n'
                     f'exec "{strace}" -f -qq -s 200 -e trace=execve,connect,sendto,sendmmsg -o "{tmp_path}/trace.$$" "{real}" "$@"\n')
     wrap.chmod(0o755)
     probe = subprocess.run([strace, "-o", "/dev/null", "true"], capture_output=True)
-<<<<<<< HEAD
-    if probe.returncode != 0:  # a container without ptrace: a privilege the job cannot have
-=======
     if probe.returncode != 0:
         # Not a requirement CI can install: the container may forbid ptrace.
->>>>>>> main
         pytest.skip(f"strace cannot trace here: {probe.stderr.decode(errors='replace').strip()[:100]}")
     h = capture.harvest(binary.identify(wrap), models=["gpt-5.4"], n=1, timeout=60)
     assert any(c.body for c in h.captures)
