@@ -7,6 +7,7 @@ strace on the binary."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
