@@ -120,6 +120,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     spec = load_spec(_spec_dir(args))
     variant = find_variant(spec, args.model, args.personality, args.mode, _extra_axes(args.axis))
+    if getattr(args, "conversation", None) is not None:
+        return _render_conversation(args, spec, variant)
     request = Assembler(spec).assemble(variant)
     for note in request.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -130,6 +132,28 @@ def cmd_render(args: argparse.Namespace) -> int:
         sys.stdout.write(export.layout(request))
     else:
         sys.stdout.write(export.text_view(request))
+    return 0
+
+
+def _render_conversation(args: argparse.Namespace, spec, variant) -> int:
+    """`render --conversation FILE`: every request of the thread, each body as
+    `render --format json` gives a first request (plus its tokens)."""
+    from ..assemble import export
+    from ..assemble.conversation import conversation
+    from ..measure.conversation import transcript
+    from ..errors import UsageError
+    from ..measure.figures import measure_all
+    from ..spec.scripts import read_script
+
+    if args.format == "layout":
+        raise UsageError("--conversation prints json or text, not layout (use --format json or --format text)")
+    script = read_script(args.conversation)
+    thread = conversation(spec, variant, script)
+    measures = measure_all(spec, [r.request for r in thread], _counter(args))
+    if args.format == "json":
+        sys.stdout.write(export.dumps({"requests": [export.with_tokens(r.request, m.summary()) for r, m in zip(thread, measures)]}))
+    else:
+        sys.stdout.write(transcript(thread, measures))
     return 0
 
 

@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", help="collaboration mode (default: the first mode)")
     p.add_argument("--axis", action="append", metavar="NAME=VALUE", help="value of an extra axis (repeatable)")
     p.add_argument("--format", choices=("text", "json", "layout"), default="text")
+    p.add_argument("--conversation", type=Path, default=None, metavar="FILE",
+                   help="a conversation script (JSON or YAML: {turns: [{user, reply, usage?, set?, skills?} or {compact: true, reply}]}): "
+                        "every request the thread sends, in order; the variant options give its start "
+                        "(json: {\"requests\": [BODY, ...]}; text: a transcript of each request's new items)")
     p.set_defaults(func=commands.cmd_render)
 
     p = sub.add_parser("tokens", help="count the tokens of files' exact contents")

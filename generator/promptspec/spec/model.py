@@ -162,6 +162,9 @@ class Fragment:
     source: str
     line: int | None = None
     glue_ok: bool = False
+    later: bool = False
+    """Sent only where `turns:` names it (a context update, a skill message, the
+    compaction prompt or summary), never as part of a first request."""
 
     @property
     def template_ref(self) -> str:
@@ -314,6 +317,10 @@ class Spec:
     tools: tuple[Tool, ...] = ()
     """Every tool definition, in send order (`tools.order`, then by file name)."""
     request: RequestConfig = field(default_factory=RequestConfig)
+    turns: Any = None
+    """`turns:` (spec/turns.py `Turns`): what later requests of a thread send."""
+    conversations: tuple[tuple[str, str], ...] = ()
+    """`conversations:` name -> script file (spec-relative), in spec.yaml order."""
 
     def _lookup(self, kind: str, items: tuple[Any, ...], attr: str) -> dict[str, Any]:
         # One dict per kind, built on first use: a linear scan per variant
