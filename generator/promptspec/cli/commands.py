@@ -276,7 +276,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     if args.sample is not None and args.sample < 1:
         raise UsageError("--sample must be at least 1")
-    report = verify(args.cli, _spec_dir(args), sample=args.sample, timeout=args.timeout, port=args.port)
+    if args.threads < 0:
+        raise UsageError("--threads must be 0 or more")
+    report = verify(args.cli, _spec_dir(args), sample=args.sample, timeout=args.timeout, port=args.port, threads=args.threads)
     if args.out is not None:
         write_text(args.out, as_json(report))
     sys.stdout.write(render(report, args.format))

@@ -46,7 +46,7 @@ def short_diff(expected: str, got: str, limit: int = DIFF_LINES) -> str:
     return "".join(shown).rstrip("\n")
 
 
-def compare(codex_body: Mapping[str, Any], ours: Mapping[str, Any], prompt: str, compare_tools: bool = False) -> Outcome:
+def compare(codex_body: Mapping[str, Any], ours: Mapping[str, Any], prompt: str | None, compare_tools: bool = False) -> Outcome:
     """`ours` is promptspec's Responses-API body for the same configuration."""
     c = parts.parse(codex_body, prompt)
     o = parts.parse(ours, None)
@@ -65,7 +65,7 @@ def compare(codex_body: Mapping[str, Any], ours: Mapping[str, Any], prompt: str,
         out.first = Difference(part, diff)
         return out
 
-    if c.prompt is None:
+    if prompt is not None and c.prompt is None:  # None: a later request, compared whole
         return differ("input (last item)", "Codex's request does not end with the turn's prompt")
     if (c.instructions is None) != (o.instructions is None):
         where = "the instructions field" if c.instructions is not None else "a developer message"

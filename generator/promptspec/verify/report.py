@@ -26,6 +26,15 @@ def as_text(r: Report) -> str:
             lines.extend("    " + ln for ln in v.diff.splitlines())
     if len(bad) > MAX_LISTED:
         lines.append(f"... and {len(bad) - MAX_LISTED} more differing variants (see --format json)")
+    if r.threads:
+        same = sum(t.identical for t in r.threads)
+        lines.append(f"threads: {same} of {len(r.threads)} identical in every request"
+                     + ("" if r.threads_gate else " (not gating: the spec has no turns:)"))
+        for t in r.threads:
+            if not t.identical:
+                lines.append(f"DIFFERS thread {t.thread} from {t.variant}: request {t.request} of {t.requests}: {t.part}")
+                if t.diff:
+                    lines.extend("    " + ln for ln in t.diff.splitlines()[:8])
     return "\n".join(lines) + "\n"
 
 
@@ -41,6 +50,13 @@ def as_markdown(r: Report) -> str:
         out += [f"| `{v.id}` | {v.part} |" for v in bad[:MAX_LISTED]]
         for v in bad[:10]:
             out += ["", f"## `{v.id}`", "", "```diff", v.diff or "", "```"]
+    if r.threads:
+        same = sum(t.identical for t in r.threads)
+        out += ["", "## Threads", "", f"**{same} of {len(r.threads)}** standard threads are identical in every request"
+                + ("." if r.threads_gate else " (not gating: the spec has no `turns:`)."), "",
+                "| thread | from | requests | first difference |", "|---|---|---|---|"]
+        out += [f"| {t.thread} | `{t.variant}` | {t.requests} | " + ("identical" if t.identical else f"request {t.request}: {t.part}") + " |"
+                for t in r.threads]
     return "\n".join(out) + "\n"
 
 
