@@ -319,3 +319,22 @@ def test_the_embedded_conversations_load_and_every_step_sends_a_request(spec):
 
 def _raw_steps(path):
     return yaml.safe_load(path.read_text(encoding="utf-8"))["turns"]
+
+
+def test_an_update_marked_if_different_is_left_out_when_its_text_did_not_change(tmp_path):
+    spec_dir = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, spec_dir)
+    text = (spec_dir / "spec.yaml").read_text(encoding="utf-8")
+    text = text.replace("    - changed: [sandbox_mode, approval_policy]\n      fragments: [permissions]\n",
+                        "    - changed: [sandbox_mode, approval_policy, cwd]\n      fragments: [permissions]\n      if_different: true\n", 1)
+    (spec_dir / "spec.yaml").write_text(text, encoding="utf-8")
+    spec = load_spec(spec_dir)
+
+    def permissions_sent(settings, axes=None):
+        thread = run(spec, [{"user": "a", "reply": "b"}, {"user": "c", "reply": "d", "set": settings}], axes=axes)
+        return sum(s.fragment == "permissions" for m in thread[1].new_messages for s in m.sections)
+
+    # Read-only lists no writable roots: a new folder changes nothing in the permissions text.
+    assert permissions_sent({"cwd": "/home/dev/harbor"}, {"sandbox_mode": "read-only"}) == 0
+    assert permissions_sent({"approval_policy": "never"}, {"sandbox_mode": "read-only"}) == 1
+    assert permissions_sent({"approval_policy": "on-request"}) == 0  # set to the value it had

@@ -113,6 +113,10 @@ class Conversation:
             if not changed.intersection(update.on) or not matches(self.spec, update.when, now.variant, model):
                 continue
             sections = self.asm.later_sections(update.fragments, now.variant, now.overrides, thread)
+            if sections and update.if_different:
+                before = self.asm.later_sections(update.fragments, previous.variant, previous.overrides, thread)
+                if [x.text for x in before] == [x.text for x in sections]:
+                    continue
             if sections:
                 out.append(Message(update.role, tuple(sections)))
         return out

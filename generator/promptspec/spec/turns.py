@@ -21,7 +21,7 @@ from .reader import Reader
 from .tools import check_when_names, read_when, to_json
 
 TURNS_KEYS = {"settings", "instructions", "reply", "updates", "skills", "compaction", "max_steps"}
-UPDATE_KEYS = {"changed", "role", "fragments", "when"}
+UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different"}
 REPLY_KEYS = {"item", "content"}
 SKILLS_KEYS = {"fragment", "files", "mention"}
 COMPACTION_KEYS = {"prompt", "summary", "params", "history", "limit_setting", "percent", "on_model_switch"}
@@ -43,6 +43,9 @@ class Update:
     role: str
     when: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     line: int | None = None
+    if_different: bool = False
+    """Sent only when its text differs from what the state before the change renders
+    (a release that diffs its context, e.g. permissions re-sent because a new folder changed the writable roots)."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,7 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
             raise ur.err("role", f"role must be 'developer' or 'user', found {role!r}")
         when = read_when(ur)
         check_when_names(when, axis_names, models, top.where, line)
-        updates.append(Update(on, frags, role, when, line))
+        updates.append(Update(on, frags, role, when, line, bool(ur.get("if_different", bool, False))))
 
     reply = Reader(r.get("reply", dict, {}) or {}, top.where, "turns.reply")
     reply.unknown(REPLY_KEYS, "turns.reply")
