@@ -257,3 +257,12 @@ def _piece(piece: HistoryPiece, initial: list[Message], users: list[Message], su
 
 def conversation(spec: Spec, variant: Variant, script: Script, asm: Assembler | None = None) -> list[ThreadRequest]:
     return Conversation(spec, asm).requests(variant, script)
+
+
+def request_after(spec: Spec, variant: Variant, script: Script, n: int, asm: Assembler | None = None) -> Request:
+    """The first request of the state a thread is in once its first `n` steps'
+    `set:` applied: what a release re-sends a section of, in a context update."""
+    state = _State(variant, ())
+    for step in script.steps[:n]:
+        state = _apply(spec, state, step.set)
+    return (asm or Assembler(spec)).assemble(state.variant, state.overrides)

@@ -249,8 +249,8 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
     if (args.codex_dir is None) == (args.cli is None):
         raise UsageError("give a Codex checkout folder or --cli PATH (a released Codex CLI), not both")
     if args.cli is None:
-        if args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT:
-            raise UsageError("--model, --port and --timeout go with --cli")
+        if args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT or getattr(args, "later_turns", False):
+            raise UsageError("--model, --port, --timeout and --later-turns go with --cli")
         from ..importers.codex_source import CANNOT_KNOW, import_codex
 
         written = import_codex(args.codex_dir, args.out, force=args.force)
@@ -260,9 +260,11 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
     from ..importers.codex_cli import import_cli
 
     written, stats = import_cli(args.cli, args.out, force=args.force, models=tuple(args.model or ()),
-                                timeout=args.timeout, port=args.port)
+                                timeout=args.timeout, port=args.port, later_turns=getattr(args, "later_turns", False))
     print(f"wrote a spec of Codex {stats['release']} to {written}: {stats['reproduced']} of {stats['compared']}"
           f" captured first requests reproduced ({stats['seconds']:.1f} s)")
+    if "threads" in stats:
+        print(f"later turns: {stats['threads']} standard threads ({stats['thread_requests']} requests) reproduced")
     for part in stats["not_modelled"]:
         print(f"not modelled: {part}")
     return 0

@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.add_argument("--model", action="append", metavar="SLUG", help="with --cli: import only this model (repeatable; default: all)")
+    p.add_argument("--later-turns", action="store_true",
+                   help="with --cli: also capture the standard threads (switches, a skill mention, compactions) and learn what later "
+                        "requests send (turns:); nothing is written unless the spec reproduces every request of every thread")
     _codex_run_args(p)
     p.set_defaults(func=commands.cmd_import_codex)
 

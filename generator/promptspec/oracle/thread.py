@@ -95,9 +95,10 @@ def standard_threads(cfg: Config, catalog: dict[str, Any], skill: str | None, cw
     if cfg.mode == UNSET:
         switch("mode-from-unset", collaborationMode=collaboration("plan", cfg.model))
     else:
-        t.append(Thread("mode-default-plan-default", cfg, (
-            hello, ThreadStep("plan it", _json(collaborationMode=collaboration("plan", cfg.model))),
-            ThreadStep("do it", _json(collaborationMode=collaboration("default", cfg.model))))))
+        there = "plan" if cfg.mode != "plan" else "default"
+        t.append(Thread("mode-switch-and-back", cfg, (
+            hello, ThreadStep("switch", _json(collaborationMode=collaboration(there, cfg.model))),
+            ThreadStep("back", _json(collaborationMode=collaboration(cfg.mode, cfg.model))))))
     sandbox = "read-only" if cfg.sandbox_mode != "read-only" else "workspace-write"
     switch("sandbox", sandboxPolicy=SANDBOX_POLICY[sandbox])
     switch("approval", approvalPolicy="never" if cfg.approval_policy != "never" else "on-request")

@@ -43,7 +43,7 @@ class Report:
     not_modelled: list[str] = field(default_factory=list)
     seconds: float = 0.0
     threads: list[Any] = field(default_factory=list)
-    """verify/threads.py ThreadResult per standard thread compared."""
+    """oracle/thread_compare.py ThreadResult per standard thread compared."""
     threads_gate: bool = False
     """Whether the threads count for `ok`: the spec says what later turns send (`turns:`)."""
 
@@ -132,7 +132,7 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
 def _verify_threads(report: Report, codex: Any, scratch: Any, machine: Any, spec: Any, configs: list[Any],
                     by_config: dict[Any, Any], timeout: float, port: int) -> None:
     from ..oracle import thread as _thread
-    from .threads import compare_thread
+    from ..oracle.thread_compare import compare_thread
 
     catalog = _harvest.debug_models(codex, scratch, timeout)
     skill = _thread.bundled_skill(scratch)

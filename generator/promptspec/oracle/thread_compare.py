@@ -1,4 +1,5 @@
-"""`verify --cli`, later turns: the standard threads, request by request.
+"""Comparing captured threads with a spec's conversations, request by request
+(for `verify --cli` and the importer's self-check of later turns).
 
 Each captured thread (oracle/thread.py) becomes a conversation script in the
 spec's names (a turn/start override of `model`, `personality`,
@@ -17,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SpecError
-from ..oracle.compare import compare
-from ..oracle.thread import Thread, ThreadCapture, reply_text
+from .compare import compare
+from .thread import Thread, ThreadCapture, reply_text
 
 SANDBOX_NAMES = {"readOnly": "read-only", "workspaceWrite": "workspace-write", "dangerFullAccess": "danger-full-access"}
 
@@ -55,13 +56,23 @@ def script_steps(thread: Thread) -> list[dict[str, Any]]:
             changes["approval_policy"] = params["approvalPolicy"]
         if "cwd" in params:
             changes["cwd"] = params["cwd"]
-        item: dict[str, Any] = {"user": step.text, "reply": reply_text(), "usage": step.usage}
+        item: dict[str, Any] = {"user": step.text, "reply": reply_text(), "usage": step.usage, "summary": reply_text()}
         if changes:
             item["set"] = changes
         if step.skills:
             item["skills"] = list(step.skills)
         steps.append(item)
     return steps
+
+
+def thread_spec(machine: Any, thread: Thread) -> Any:
+    """The machine spec with the thread's own config (compact_prompt...) as scenario values."""
+    if not thread.thread_config:
+        return machine
+    import json
+
+    extra = {k: json.loads(v) for k, v in thread.thread_config}
+    return dataclasses.replace(machine, scenario={**machine.scenario, **extra}, memo={})
 
 
 def compare_thread(machine: Any, variant: Any, cap: ThreadCapture, compare_tools: bool) -> ThreadResult:
@@ -74,12 +85,7 @@ def compare_thread(machine: Any, variant: Any, cap: ThreadCapture, compare_tools
     if cap.refused:
         result.part, result.diff = "thread", f"Codex refused it: {cap.refused}"
         return result
-    spec = machine
-    if thread.thread_config:
-        import json
-
-        extra = {k: json.loads(v) for k, v in thread.thread_config}
-        spec = dataclasses.replace(machine, scenario={**machine.scenario, **extra}, memo={})
+    spec = thread_spec(machine, thread)
     try:
         ours = conversation(spec, variant, parse_script(script_steps(thread), f"thread {thread.name}"))
     except SpecError as exc:
