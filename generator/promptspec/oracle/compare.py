@@ -84,6 +84,8 @@ def compare(codex_body: Mapping[str, Any], ours: Mapping[str, Any], prompt: str 
             who = "Codex" if len(ci.parts) > len(oi.parts) else "promptspec"
             return differ(f"{label} part {min(len(ci.parts), len(oi.parts)) + 1} ({extra[0][0]})",
                           f"only {who} sends this part: {extra[0][1][:80]!r}")
+        if ci.fields != oi.fields:
+            return differ(f"{label} keys", f"codex {ci.fields or '{}'} vs promptspec {oi.fields or '{}'}")
         if ci.metadata != oi.metadata and ci.metadata:
             if "item metadata" not in out.not_modelled:
                 out.not_modelled.append("item metadata")

@@ -68,7 +68,7 @@ def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str,
 
 
 def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: Any, variables: Any,
-          skills: dict[str, tuple[str, str, str]] | None = None) -> Learned:
+          skills: dict[str, tuple[str, str, str]] | None = None, model_slug: Any = None) -> Learned:
     """`first_sections(thread_name, step)` -> {section text: fragment name} of the
     first request of the state after that step; `base_text(thread, step)` -> the
     base instructions of that state's model; `variables(thread, step)` -> the
@@ -100,7 +100,7 @@ def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: An
             for msg in new:
                 frags = []
                 for text in _texts(msg):
-                    frags.append(_explain(out.files, name, n, text, known, base_text, variables, msg.get("role", "")))
+                    frags.append(_explain(out.files, name, n, text, known, base_text, variables, msg.get("role", ""), model_slug))
                 _add(updates, changed, frags, msg.get("role", "developer"))
     out.turns["updates"] = updates
     _skill(out, captures, skills or {})
@@ -141,7 +141,7 @@ def _skill(out: Learned, captures: dict[str, ThreadCapture], skills: dict[str, t
 
 
 def _explain(files: dict[str, str], thread: str, n: int, text: str, known: dict[str, str], base_text: Any,
-             variables: Any, role: str) -> str:
+             variables: Any, role: str, model_slug: Any = None) -> str:
     if text in known:
         return known[text]
     base = base_text(thread, n)
@@ -158,6 +158,12 @@ def _explain(files: dict[str, str], thread: str, n: int, text: str, known: dict[
                   '{{ model.instructions_variables.get("personality_" ~ personality.name, "") }}',
                   "Sent after the answer when the personality changes: the new personality's text from the catalog.")
         return "personality_spec"
+    slug = model_slug(thread, n) if model_slug is not None else None
+    if slug and slug in text and thread.startswith("model"):
+        start, end = text.split(slug, 1)
+        _fragment(files, "model_switch", role, start, end, "{{ model.slug }}",
+                  "Sent after the answer when the model changes: the release names the new model.")
+        return "model_switch"
     raise ImportProblem(f"thread {thread}, request {n + 1}: a context update matches no rule ({text[:60]!r})")
 
 
@@ -304,7 +310,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
             req = state(name, n)
             return dict(machine.model(req.model).instructions_variables), req.variant.personality
 
-        learned = learn(caps, sections, base, variables, skills)
+        learned = learn(caps, sections, base, variables, skills, lambda name, n: state(name, n).model)
         for rel, content in learned.files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
