@@ -72,9 +72,12 @@ SANDBOX_POLICY = {"read-only": {"type": "readOnly"}, "workspace-write": {"type":
                   "danger-full-access": {"type": "dangerFullAccess"}}
 
 
-def standard_threads(cfg: Config, catalog: dict[str, Any], skill: str | None, cwd: str, family_field: str = "comp_hash") -> list[Thread]:
-    """The standard set for one starting configuration (see the module docstring)."""
-    models = [m for m in catalog["models"] if isinstance(m, dict) and "slug" in m]
+def standard_threads(cfg: Config, catalog: dict[str, Any], skill: str | None, cwd: str, family_field: str = "comp_hash",
+                     models_in: Iterable[str] | None = None) -> list[Thread]:
+    """The standard set for one starting configuration (see the module docstring);
+    model switches go to models in `models_in` (default: the whole catalog)."""
+    wanted = None if models_in is None else set(models_in)
+    models = [m for m in catalog["models"] if isinstance(m, dict) and "slug" in m and (wanted is None or m["slug"] in wanted)]
     me = next((m for m in models if m["slug"] == cfg.model), {})
     same = [m["slug"] for m in models if m["slug"] != cfg.model and m.get(family_field) == me.get(family_field)]
     other = [m["slug"] for m in models if m.get(family_field) != me.get(family_field)]

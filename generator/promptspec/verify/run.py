@@ -137,7 +137,7 @@ def _verify_threads(report: Report, codex: Any, scratch: Any, machine: Any, spec
     catalog = _harvest.debug_models(codex, scratch, timeout)
     skill = _thread.bundled_skill(scratch)
     for cfg in configs:
-        threads = _thread.standard_threads(cfg, catalog, skill, str(scratch.cwd))
+        threads = _thread.standard_threads(cfg, catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
         for cap in _thread.capture_threads(codex, scratch, threads, timeout, port):
             report.threads.append(compare_thread(machine, by_config[cfg], cap, models_tools(spec)))
     report.threads_gate = bool(spec.turns.defined)

@@ -291,7 +291,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
         asm = Assembler(machine)
         captured = []
         for variant, cfg in starts:
-            threads = _thread.standard_threads(cfg, catalog, skill, str(scratch.cwd))
+            threads = _thread.standard_threads(cfg, catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
             caps = {c.thread.name: c for c in _thread.capture_threads(codex, scratch, threads, timeout, port)}
             captured.append((variant, caps))
         variant, caps = captured[0]
