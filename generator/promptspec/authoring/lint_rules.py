@@ -75,6 +75,8 @@ def _roles(spec: Spec) -> Iterator[Finding]:
                 f"role {f.role!r} is not 'developer' or 'user'", fragment=f.name,
             )
             continue
+        if f.later and not f.slot:  # a later-turn text: its message is the one turns: sends it in
+            continue
         try:
             group = spec.slot_message(f.slot)
         except KeyError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..assemble.conversation import ThreadRequest
 from .figures import Measure
@@ -69,3 +69,39 @@ def transcript(thread: Sequence[ThreadRequest], measures: Sequence[Measure]) -> 
                 out.append(f"--- [{j:02}] {s.fragment}")
                 out.append(s.text if s.text.endswith("\n") else s.text + "\n")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One of the spec's conversations (`conversations:`) started from one variant, measured."""
+
+    name: str
+    description: str
+    variant: Any  # assemble.request.Variant: the thread's start
+    thread: tuple[ThreadRequest, ...]
+    measures: tuple[Measure, ...]
+
+    @property
+    def figures(self) -> list[RequestFigures]:
+        return figures(self.thread, self.measures)
+
+
+def runs(spec: Any, variants: Sequence[Any], counter: Any, asm: Any = None) -> list[Run]:
+    """Every conversation of the spec, once per model: from the first variant
+    of the matrix with that model (a page per model by default)."""
+    from ..assemble.conversation import conversation
+    from ..spec.scripts import read_script
+    from .figures import measure_all
+
+    starts = {}
+    for v in variants:
+        starts.setdefault(v.model, v)
+    out = []
+    for name, ref in spec.conversations:
+        path = spec.fs.resolve(ref, origin="spec.yaml")
+        script = read_script(path, spec.fs.display(path))
+        for model, variant in starts.items():
+            thread = conversation(spec, variant, script, asm)
+            measures = measure_all(spec, [t.request for t in thread], counter)
+            out.append(Run(name, script.description, variant, tuple(thread), tuple(measures)))
+    return out
