@@ -51,7 +51,19 @@ def diff_command(args: Any, spec_dir: Path, counter: Any, progress: Any, timings
             sides.append((source, result, digest_tree(source.path)))
         (bsrc, bres, bfiles), (hsrc, hres, hfiles) = sides
         diff = compare(bres, hres, base_label=bsrc.title, head_label=hsrc.title, budget=args.budget, files=file_changes(bfiles, hfiles))
+        diff = replace(diff, conversations=conversation_changes(bres, hres, counter))
     return finish_diff(diff, hres, args, gate)
+
+
+def conversation_changes(base_result: Any, head_result: Any, counter: Any) -> tuple[Any, ...]:
+    """Each side's conversations, run and compared (review/conversations.py)."""
+    if not (base_result.spec.conversations or head_result.spec.conversations):
+        return ()
+    from ..measure.conversation import runs
+    from .conversations import compare_conversations
+
+    return compare_conversations(runs(base_result.spec, base_result.variants, counter),
+                                 runs(head_result.spec, head_result.variants, counter))
 
 
 def finish_diff(diff: Any, head_result: Any, args: Any, gate: tuple[float, bool] | None) -> int:
