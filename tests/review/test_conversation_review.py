@@ -50,3 +50,20 @@ def test_an_edit_of_a_switch_message_reaches_only_the_conversations_that_switch(
     out = capsys.readouterr().out
     (line,) = [ln for ln in out.splitlines() if "personality_update changed" in ln]
     assert "model-switch" in line and "long-session" not in line
+
+
+def test_the_lock_pins_every_request_of_the_conversations_and_check_sees_a_later_turn_edit(tmp_path, capsys):
+    lock = TEMPLATES / "prompts.lock.json"
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    threads = data["conversations"]
+    assert len(threads) == 3 * 3  # three scripts, each from every model
+    assert [e["kind"] for e in threads["long-session from harbor-5/default/default/workspace-write"]].count("compaction") == 2
+    spec = _edited(tmp_path, "fragments/compact_prompt.md", "- the exact error messages seen.\n")
+    shutil.copy(lock, spec / "prompts.lock.json")
+    assert main(["check", "--spec", str(spec)]) == 1
+    out = capsys.readouterr().out
+    assert "conversations differ from the lock" in out
+    assert "long-session from harbor-5/default/default/workspace-write: request 5 differs" in out
+    # First requests are unchanged: only the conversation lines say why.
+    assert "matches the spec (88 variants)" in out
+    assert main(["lock", "--spec", str(spec)]) == 0 and main(["check", "--spec", str(spec)]) == 0

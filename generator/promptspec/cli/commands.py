@@ -395,7 +395,13 @@ def cmd_lock(args: argparse.Namespace) -> int:
         result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
     _timings(args, result)
     path = _lock_path(args)
-    written = lockfile.write(path, lockfile.build(result))
+    data = lockfile.build(result)
+    if result.spec.conversations:
+        from ..measure.conversation import runs
+        from ..review import conversation_lock
+
+        data[conversation_lock.KEY] = conversation_lock.entries(runs(result.spec, result.variants, _counter(args)))
+    written = lockfile.write(path, data)
     print(f"{'wrote' if written else 'up to date:'} {path} ({len(result.measures)} variants)")
     return 0
 

@@ -105,12 +105,22 @@ def finish_check(lock_data: Any, result: Any, lock_path: Path, spec_dir: Path, f
 
     diff = compare_to_lock(lock_data, result)
     breaches = result_breaches(result)
+    threads: list[str] = []
+    if result.spec.conversations or lock_data.get("conversations"):
+        from ..measure.conversation import runs
+        from ..measure.counter import TokenCounter
+        from .conversation_lock import changes
+
+        threads = changes(lock_data, runs(result.spec, result.variants, TokenCounter(verify=True)))
     if fmt == "json":
-        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches])
+        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches], conversations=threads)
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     elif fmt in ("github", "sarif"):
         sys.stdout.write(check_output(fmt, diff, breaches, repo_relative(lock_path), result, prefix=repo_relative(spec_dir), version=version))
     else:
         sys.stdout.write(lockfile.format_check(diff, str(lock_path), axes=result.spec.axes))
+        if threads:
+            sys.stdout.write(f"{lock_path}: the conversations differ from the lock (run `promptspec lock`):\n"
+                             + "".join(f"  {line}\n" for line in threads))
         sys.stdout.write(format_breaches(breaches))
-    return 0 if diff.matches and not breaches else 1
+    return 0 if diff.matches and not breaches and not threads else 1
