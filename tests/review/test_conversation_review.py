@@ -67,3 +67,14 @@ def test_the_lock_pins_every_request_of_the_conversations_and_check_sees_a_later
     # First requests are unchanged: only the conversation lines say why.
     assert "matches the spec (88 variants)" in out
     assert main(["lock", "--spec", str(spec)]) == 0 and main(["check", "--spec", str(spec)]) == 0
+
+
+def test_history_names_the_threads_a_later_turn_edit_changed_from_text_and_lock_sides(tmp_path, capsys):
+    spec = _edited(tmp_path, "fragments/compact_prompt.md", "- the exact error messages seen.\n")
+    for base in (f"dir:{TEMPLATES}", f"lock:{TEMPLATES / 'prompts.lock.json'}"):
+        assert main(["history", base, f"dir:{spec}", "--format", "json"]) == 0
+        (step,) = json.loads(capsys.readouterr().out)["steps"]
+        assert step["variants"]["changed"] == 0
+        threads = step["conversations"]
+        assert any(t.startswith("long-session from harbor-5/default/default/workspace-write: request 5 differs") for t in threads)
+        assert not any(t.startswith("mode-switch") for t in threads)

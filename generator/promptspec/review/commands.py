@@ -59,11 +59,15 @@ def conversation_changes(base_result: Any, head_result: Any, counter: Any) -> tu
     """Each side's conversations, run and compared (review/conversations.py)."""
     if not (base_result.spec.conversations or head_result.spec.conversations):
         return ()
+    from ..errors import SpecError
     from ..measure.conversation import runs
     from .conversations import compare_conversations
 
-    return compare_conversations(runs(base_result.spec, base_result.variants, counter),
-                                 runs(head_result.spec, head_result.variants, counter))
+    try:
+        base = runs(base_result.spec, base_result.variants, counter)
+    except SpecError:  # the base's scripts do not run: the head's still must (below)
+        base = []
+    return compare_conversations(base, runs(head_result.spec, head_result.variants, counter))
 
 
 def finish_diff(diff: Any, head_result: Any, args: Any, gate: tuple[float, bool] | None) -> int:

@@ -27,8 +27,11 @@ def entries(runs: Sequence[Any]) -> dict[str, list[dict[str, Any]]]:
 
 def changes(lock_data: Mapping[str, Any], runs: Sequence[Any]) -> list[str]:
     """One line per thread whose requests differ from the lock (empty: they match)."""
-    old = lock_data.get(KEY) or {}
-    new = entries(runs)
+    return compare_entries(lock_data.get(KEY) or {}, entries(runs))
+
+
+def compare_entries(old: Any, new: Mapping[str, Any]) -> list[str]:
+    """One line per thread whose requests differ between two records (`entries`)."""
     out = []
     if not isinstance(old, dict):
         return ["the lock's conversations are malformed"]
