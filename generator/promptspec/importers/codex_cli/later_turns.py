@@ -64,7 +64,11 @@ def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str,
         if "{" in marker or "}" in marker:
             raise ImportProblem(f"the {name} wrapper holds braces, which a marker cannot keep verbatim")
     doc = {"description": description, "role": role, "later": True, "start": start, "end": end, "text": text}
-    files[f"fragments/{name}.yaml"] = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
+    content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
+    path = f"fragments/{name}.yaml"
+    if files.get(path, content) != content:
+        raise ImportProblem(f"two threads need different {name} texts (one rule per fragment)")
+    files[path] = content
 
 
 def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: Any, variables: Any,
@@ -147,9 +151,11 @@ def _explain(files: dict[str, str], thread: str, n: int, text: str, known: dict[
     base = base_text(thread, n)
     if base and base in text:
         start, end = text.split(base, 1)
-        _fragment(files, "model_switch", role, start, end, "{{ base.text }}",
-                  "Sent after the answer when the model changes: the new model's base instructions in the release's wrapper.")
-        return "model_switch"
+        kind = "model" if thread.startswith("model") else SWITCHES[thread][0]
+        name = f"{kind}_switch" if kind == "model" else f"{kind}_instructions"
+        _fragment(files, name, role, start, end, "{{ base.text }}",
+                  f"Sent after the answer when the {kind} changes: the new base instructions in the release's wrapper.")
+        return name
     values, personality = variables(thread, n)
     value = values.get(f"personality_{personality}") if personality else None
     if value and value in text:
