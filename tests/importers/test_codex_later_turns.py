@@ -67,6 +67,11 @@ def test_import_learns_later_turns_and_reproduces_every_thread(imported):
     assert not any("promptspec-codex-" in t for t in later)
 
 
+def test_the_spec_with_later_turns_lints_strict_clean(imported, capsys):
+    spec_dir, _ = imported
+    assert main(["lint", "--spec", str(spec_dir), "--strict"]) == 0, capsys.readouterr().out
+
+
 def test_verify_compares_every_request_of_the_standard_threads(imported, codex, capsys):
     spec_dir, _ = imported
     rc = main(["verify", "--cli", str(codex), "--spec", str(spec_dir), "--sample", "2", "--threads", "1", "--format", "json"])
@@ -87,8 +92,10 @@ def test_an_edited_later_turn_text_fails_verify_and_names_the_request(imported, 
     spec_dir, _ = imported
     edited = tmp_path / "edited"
     shutil.copytree(spec_dir, edited)
-    prompt = edited / "texts" / "later" / "compact_prompt.md"
-    prompt.write_text(prompt.read_text() + "One more line.\n")
+    path = edited / "fragments" / "compact_prompt.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["variables"]["release_prompt"] += "One more line.\n"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000))
     rc = main(["verify", "--cli", str(codex), "--spec", str(edited), "--sample", "1", "--threads", "1", "--format", "json"])
     data = json.loads(capsys.readouterr().out)
     manual = next(t for t in data["threads"] if t["thread"] == "compact-manual")

@@ -12,7 +12,7 @@ WARNING = "warning"
 
 DOC_PAGE = "docs/guide/lint-rules.md"
 
-BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "tools")
+BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "tools", "thread")
 """Names every template can read without the scenario defining them (see assemble._Context)."""
 
 IGNORED_FILES = ("prompts.lock.json", "provenance.json")

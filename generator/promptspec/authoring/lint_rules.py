@@ -226,6 +226,10 @@ def _glue(result: Any) -> Iterator[Finding]:
 # PS201 / PS202 variables
 
 
+LATER_NAMES = frozenset({"skill", "summary"})
+"""What a later-turn fragment may read besides the context: the skill of a skill message, a compaction's summary."""
+
+
 def _context_names(spec: Spec) -> set[str]:
     return set(spec.scenario) | {name for name, _ in spec.extra_axes} | set(BUILTIN_NAMES) | set(spec.derived)
 
@@ -289,8 +293,9 @@ def _sources_of(spec: Spec, f: Fragment) -> list[tuple[str, str]]:
 
 
 def _variables(spec: Spec) -> Iterator[Finding]:
-    known = _context_names(spec)
+    context = _context_names(spec)
     for f in spec.fragments:
+        known = context | LATER_NAMES if f.later else context
         used: set[str] = set()
         for source, where in _sources_of(spec, f):
             for use in template_uses(spec, f.engine, source, where):
@@ -399,7 +404,7 @@ def _never_rendered(result: Any) -> Iterator[Finding]:
     sent = {s.fragment for req in result.requests for _, _, s in req.sections}
     axes = _axis_values(spec)
     for f in spec.fragments:
-        if f.name in sent or any(a not in axes for a in f.when):
+        if f.name in sent or f.later or any(a not in axes for a in f.when):
             continue
         if not any(_applies(spec, f, v) for v in result.variants):
             continue  # PS204 says why
@@ -535,10 +540,38 @@ def _ignored(rel: Path) -> bool:
     return rel.name in IGNORED_FILES or rel.name.upper().startswith("README")
 
 
+def _conversation_files(spec: Spec) -> list[str]:
+    """The scripts and SKILL.md files `conversations:` and `turns:` name; running
+    the scripts (assembly only) notes what their later requests read."""
+    refs = [ref for _, ref in spec.conversations] + list(spec.turns.skill_files.values() if spec.turns else ())
+    if spec.conversations:
+        from ..assemble.conversation import conversation
+        from ..assemble.matrix import matrix
+        from ..spec.scripts import read_script
+
+        starts: dict[str, Any] = {}
+        for v in matrix(spec):
+            starts.setdefault(v.model, v)
+        for _, ref in spec.conversations:
+            try:
+                script = read_script(spec.fs.resolve(ref), ref)
+                for v in starts.values():
+                    conversation(spec, v, script)
+            except SpecError:
+                pass  # render reports a broken script; here it only means fewer files are seen as used
+    return refs
+
+
 def _orphans(result: Any) -> Iterator[Finding]:
     spec: Spec = result.spec
     fs = spec.fs
+    extra = _conversation_files(spec)
     used = used_files(spec, fs.read_paths)
+    for ref in extra:
+        try:
+            used.add(fs.resolve(ref).resolve())
+        except SpecError:
+            pass
     root = fs.root
     skip_roots = [r for r in fs.roots.values() if r == root or root in r.parents]
     for path in sorted(root.rglob("*")):

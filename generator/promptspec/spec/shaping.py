@@ -20,7 +20,7 @@ from ..errors import SpecError
 from .model import ROLES, Layout
 from .reader import Reader, check_name
 
-RESERVED_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base")
+RESERVED_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "thread")
 """Names every template has built in; a derived value may not hide them."""
 
 LAYOUT_KEYS = {"when", "messages", "instructions"}

@@ -46,6 +46,7 @@ LATER = "texts/later"
 class Learned:
     turns: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)  # spec-relative path -> content
+    scenario: dict[str, Any] = field(default_factory=dict)  # scenario keys the later turns add
 
 
 def _texts(item: dict[str, Any]) -> list[str]:
@@ -63,6 +64,8 @@ def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str,
     for marker in (start, end):
         if "{" in marker or "}" in marker:
             raise ImportProblem(f"the {name} wrapper holds braces, which a marker cannot keep verbatim")
+    if not (start and end):  # markers come in pairs (lint PS102): a one-sided wrapper is literal text
+        text, start, end = start + text + end, "", ""
     doc = {"description": description, "role": role, "later": True, "start": start, "end": end, "text": text}
     content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
     path = f"fragments/{name}.yaml"
@@ -193,12 +196,13 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     if len(added) != 2 or added[0].get("role") != "assistant":
         raise ImportProblem("the compaction request is not the history, the answer and one prompt")
     (prompt,) = _texts(added[1])
-    out.files[f"{LATER}/compact_prompt.md"] = prompt
     out.files["fragments/compact_prompt.yaml"] = yaml.safe_dump({
-        "description": "The compaction request's last message (`compact_prompt` replaces it).",
+        "description": "The compaction request's last message (a non-empty `compact_prompt` scenario value replaces it).",
         "role": added[1].get("role", "user"), "later": True,
-        "text": '{{ compact_prompt if compact_prompt is defined and compact_prompt else text("' + LATER + '/compact_prompt.md") }}',
+        "text": "{{ compact_prompt or release_prompt }}",
+        "variables": {"release_prompt": prompt},
     }, sort_keys=False, allow_unicode=True, width=1000)
+    out.scenario["compact_prompt"] = ""
     custom = captures.get("compact-prompt")
     if custom is not None and len(custom.bodies) == 3 and _texts(custom.bodies[1]["input"][-1]) != [CUSTOM_COMPACT_PROMPT]:
         raise ImportProblem("a configured compact_prompt is not the compaction request's last message")
@@ -252,6 +256,17 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     if across is not None and len(across.bodies) == 3:
         comp_cfg["on_model_switch"] = FAMILY_FIELD
     out.turns["compaction"] = comp_cfg
+
+
+def _add_scenario(path: Any, values: dict[str, Any]) -> None:
+    """Scenario keys added right under the written `scenario:` line (values as YAML flow)."""
+    if not values:
+        return
+    text = path.read_text(encoding="utf-8")
+    if "\nscenario:\n" not in text:
+        raise ImportProblem("the written spec.yaml has no scenario block to extend")
+    lines = "".join(f"  {k}: {json.dumps(v)}\n" for k, v in values.items())
+    path.write_text(text.replace("\nscenario:\n", "\nscenario:\n" + lines, 1), encoding="utf-8", newline="\n")
 
 
 def turns_yaml(learned: Learned) -> str:
@@ -321,6 +336,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content, encoding="utf-8", newline="\n")
+        _add_scenario(staging / "spec.yaml", learned.scenario)
         with open(staging / "spec.yaml", "a", encoding="utf-8", newline="\n") as f:
             f.write(turns_yaml(learned))
         checked = spec_for_machine(load_spec(staging), scratch.values())
