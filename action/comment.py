@@ -12,8 +12,19 @@ runs the fork's code (see docs/review.md).
 
 The token comes from the environment (GITHUB_TOKEN), never from arguments.
 Requests are bounded (page count, timeouts), the API URL must be https (or a
-loopback stub for tests), and the comment we edit is found by its hidden
-marker AND its author, so nobody can make us overwrite their comment.
+loopback stub for tests) and redirects are refused, so the token goes to that
+origin only; and the comment we edit is found by its hidden marker AND its
+author (`--author`, else the token's own login from `GET /user`, else
+github-actions[bot]), so nobody can make us overwrite their comment.
+
+The report and the number are untrusted data (an artifact of the pull
+request's run, or a path in its checkout): they are opened without following
+symlinks, regular files only, bounded.  The report is posted as Markdown only
+if util/gh_markdown's `live_elements` finds nothing GitHub would make live in
+it (no mention, reference, autolink, image, link, foreign HTML or open fence:
+what promptspec writes); otherwise a fixed note saying what was found takes
+its place.  That module is read from the action's own checkout
+(standard library only), never from the pull request.
 """
 
 from __future__ import annotations
@@ -22,10 +33,15 @@ import argparse
 import json
 import os
 import re
+import stat
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "generator"))
+from promptspec.util import gh_markdown  # noqa: E402 (the action's own copy, standard library only)
 
 MARKER = "<!-- promptspec-diff -->"
 MAX_BODY = 65536  # GitHub refuses longer comments
@@ -46,6 +62,17 @@ def api_base(url: str) -> str:
     return url.rstrip("/")
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """urllib would resend the Authorization header to wherever a redirect points
+    (another host, plain http): the API answers these calls without one, so any is refused."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001
+        raise Failure(f"{req.get_method()} {urllib.parse.urlsplit(req.full_url).path}: refusing a redirect (HTTP {code})")
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
 class Api:
     def __init__(self, base: str, token: str):
         self.base = api_base(base)
@@ -62,7 +89,7 @@ class Api:
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:  # noqa: S310 (scheme checked in api_base)
+            with _OPENER.open(req, timeout=TIMEOUT) as resp:  # noqa: S310 (scheme checked in api_base, no redirects)
                 raw = resp.read(16 * 1024 * 1024)
         except urllib.error.HTTPError as exc:
             hint = " (a pull request from a fork gets a read-only token: post from a workflow_run job, see docs/review.md)" if exc.code in (403, 404) else ""
@@ -86,8 +113,49 @@ def find_comment(api: Api, repo: str, number: int, author: str) -> dict | None:
     return None
 
 
+def whoami(api: Api) -> str | None:
+    """The token's own login (a personal access token's user); None for the
+    installation tokens of GitHub Actions and Apps, which `GET /user` refuses."""
+    try:
+        me = api.call("GET", "/user")
+    except Failure:
+        return None
+    login = me.get("login") if isinstance(me, dict) else None
+    return login if isinstance(login, str) and login else None
+
+
+def read_untrusted(path: str, limit: int) -> str:
+    """A file the pull request may control: not through a symlink, a regular
+    file only (no FIFO, device or /proc file), at most `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        why = "it is a symlink" if exc.errno in (40, 62) or os.path.islink(path) else (exc.strerror or str(exc))
+        raise Failure(f"cannot read {path}: {why}") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise Failure(f"cannot read {path}: not a regular file")
+        return fh.read(limit).decode("utf-8", "replace")
+
+
+def not_posted(why: str) -> str:
+    """The fixed note that takes the place of a report we cannot vouch for (`why` escaped)."""
+    return ("### promptspec: the report was not posted\n\n"
+            f"The report from the pull request's run {gh_markdown.md_escape(why)}, so it may not come from promptspec. "
+            "Read it in that run's job summary, or run `promptspec diff` locally.\n")
+
+
+def inert(report: str) -> str:
+    """`report` if GitHub would render nothing live from it; else the note,
+    saying what was found, and none of the report's text."""
+    live = gh_markdown.live_elements(report)
+    if not live:
+        return report
+    return not_posted(f"holds Markdown that promptspec does not write ({'; '.join(live[:3])})")
+
+
 def body_of(report: str) -> str:
-    text = f"{MARKER}\n{report}"
+    text = f"{MARKER}\n{inert(report)}"
     if len(text) > MAX_BODY:
         note = "\n\n> Cut to fit GitHub's comment size; run `promptspec diff` locally for everything.\n"
         text = text[: MAX_BODY - len(note)] + note
@@ -121,8 +189,7 @@ def target_from_event(event: dict) -> tuple[str, int]:
 
 def read_pr_number(path: str) -> int:
     """The number an untrusted job wrote: digits only, bounded."""
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read(32).strip()
+    text = read_untrusted(path, 32).strip()
     if not re.fullmatch(r"[0-9]{1,9}", text) or int(text) <= 0:
         raise Failure(f"{path} does not hold a pull request number")
     return int(text)
@@ -135,20 +202,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repo", help="OWNER/NAME (with --pr-file, in a workflow_run job)")
     p.add_argument("--pr-file", help="a file holding the pull request number (an artifact of the untrusted job)")
     p.add_argument("--head-sha", help="with --pr-file: the commit the untrusted job ran on; the pull request's head must be it")
-    p.add_argument("--author", default=os.environ.get("PROMPTSPEC_COMMENT_AUTHOR", DEFAULT_AUTHOR), help="login that owns the comment")
+    p.add_argument("--author", default=os.environ.get("PROMPTSPEC_COMMENT_AUTHOR") or None,
+                   help=f"login that owns the comment (default: the token's user, else {DEFAULT_AUTHOR})")
     args = p.parse_args(argv)
     try:
         if args.event:
-            with open(args.event, encoding="utf-8") as fh:
-                repo, number = target_from_event(json.load(fh))
+            repo, number = target_from_event(json.loads(read_untrusted(args.event, 64 * 1024 * 1024)))
         elif args.repo and args.pr_file:
             if not REPO_RE.match(args.repo):
                 raise Failure(f"--repo {args.repo!r} is not OWNER/NAME")
             repo, number = args.repo, read_pr_number(args.pr_file)
         else:
             raise Failure("pass --event, or --repo with --pr-file")
-        with open(args.report, encoding="utf-8") as fh:
-            report = fh.read(MAX_BODY * 2)
+        try:
+            report = read_untrusted(args.report, MAX_BODY * 4)
+        except Failure as exc:
+            if not os.path.lexists(args.report):
+                raise
+            print(f"promptspec-comment: {exc}; posting a note instead", file=sys.stderr)
+            report = not_posted(f"could not be read safely ({exc})")
         if not report.strip():
             print("promptspec-comment: empty report (the diff failed?); nothing posted", file=sys.stderr)
             return 0
@@ -157,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             pr = api.call("GET", f"/repos/{repo}/pulls/{number}")
             if not isinstance(pr, dict) or (pr.get("head") or {}).get("sha") != args.head_sha:
                 raise Failure(f"pull request #{number} is not at {args.head_sha}: not posting")
-        what, cid = upsert(api, repo, number, report, args.author)
+        what, cid = upsert(api, repo, number, report, args.author or whoami(api) or DEFAULT_AUTHOR)
     except (Failure, OSError, ValueError) as exc:
         print(f"promptspec-comment: error: {exc}", file=sys.stderr)
         return 2

@@ -1,5 +1,13 @@
-"""Helpers shared by several test modules: real MkDocs builds and serves of a
-tmp site, link checking, git repositories, pseudo-terminal reads.
+"""Helpers shared by several test modules: the CLI and real MkDocs builds run
+in this process, MkDocs serves of a tmp site, link checking, git
+repositories, pseudo-terminal reads.
+
+In-process by default: `cli()` and `mkdocs_build()` call the entry points'
+functions here, with stdout, stderr and the exit code captured, because a
+Python start-up per call is most of what such a test would cost.  A test
+whose subject IS the process boundary (the real `promptspec` entry point's
+exit code, signals, an encoding chosen by the environment, a real `mkdocs
+serve`) uses `cli_process()` or its own subprocess and says so.
 
 Imported as `from _helpers import ...`: tests/ has no __init__.py, so pytest's
 default (prepend) import mode puts tests/ on sys.path, as it does for
@@ -11,16 +19,21 @@ from __future__ import annotations
 
 import contextlib
 import html
+import io
+import logging
 import os
 import re
 import select
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import warnings
 import urllib.request
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 import yaml
@@ -87,10 +100,47 @@ def mkdocs_config(
 
 
 def mkdocs_build(config: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), *extra],
-        capture_output=True, text=True, env=subprocess_env(), timeout=300,
-    )
+    """`mkdocs build --strict -f CONFIG EXTRA...` through MkDocs' own command
+    (its click group), in this process: the same options, messages and exit
+    code as the `mkdocs` program, without a Python start-up per build."""
+    from click.testing import CliRunner
+    from mkdocs.__main__ import cli as mkdocs_cli
+    from mkdocs.commands import build as mkdocs_build_module
+
+    from mkdocs.config.defaults import MkDocsConfig
+
+    args = ["build", "--strict", "-f", str(config), *extra]
+    # MkDocs keeps plugin instances (for serve's rebuilds) in its config schema;
+    # a build here starts with new ones, as a new `mkdocs build` process does.
+    dict(MkDocsConfig._schema)["plugins"].plugin_cache.clear()
+    filters = list(mkdocs_build_module.log.filters)
+    with warnings.catch_warnings(), _fresh_loggers():
+        try:
+            result = CliRunner().invoke(mkdocs_cli, args, catch_exceptions=True)
+        finally:
+            # MkDocs adds a DuplicateFilter per command; kept, it would hide a
+            # later build's warning that an earlier build in this process gave.
+            mkdocs_build_module.log.filters[:] = filters
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        import traceback
+
+        stderr += "".join(traceback.format_exception(result.exception))
+    return subprocess.CompletedProcess(["mkdocs", *args], result.exit_code, result.stdout, stderr)
+
+
+@contextlib.contextmanager
+def _fresh_loggers() -> Iterator[None]:
+    """The handlers of promptspec's own loggers as a new process has them (none):
+    one made during an in-process run would write to that run's captured stream."""
+    names = ("promptspec.serve",)
+    saved = {n: (list(logging.getLogger(n).handlers), logging.getLogger(n).propagate) for n in names}
+    try:
+        yield
+    finally:
+        for n, (handlers, propagate) in saved.items():
+            logging.getLogger(n).handlers[:] = handlers
+            logging.getLogger(n).propagate = propagate
 
 
 def build_ok(config: Path) -> Path:
@@ -183,9 +233,105 @@ def expected_sections(result, variant) -> dict[str, str]:
     return out
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    """The real entry point in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "promptspec.cli", *args], capture_output=True, text=True, env=subprocess_env(), timeout=300)
+class Hung(BaseException):
+    """A run in this process took longer than its time limit.  Not an Exception,
+    so the CLI's last-resort handler cannot turn it into a clean exit 2."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None, what: str) -> Iterator[None]:
+    """Interrupt the block after `seconds` (SIGALRM; only in the main thread)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise Hung(f"{what} did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def _environment(cwd: Path | None, env: Mapping[str, str] | None) -> Iterator[None]:
+    saved_cwd, saved_env = os.getcwd(), dict(os.environ)
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(saved_env)
+
+
+def _captured() -> tuple[io.BytesIO, io.TextIOWrapper]:
+    raw = io.BytesIO()
+    return raw, io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", write_through=True)
+
+
+def _as_text(raw: io.BytesIO, errors: str) -> str:
+    # What subprocess.run(text=True) gives: decoded, universal newlines.
+    return raw.getvalue().decode("utf-8", errors).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def run_cli(
+    args: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = 300,
+    errors: str = "surrogateescape",
+) -> subprocess.CompletedProcess[str]:
+    """`promptspec ARGS` in this process: `promptspec.cli.main(ARGS)` with
+    stdout and stderr captured (as text, as a child's pipe would give them),
+    the exit code (argparse's SystemExit included), in `cwd` with the
+    environment `env` (the whole of it, as for a child) when given, and
+    interrupted after `timeout` seconds (Hung)."""
+    from promptspec.cli import main
+
+    argv = [str(a) for a in args]
+    out_raw, out = _captured()
+    err_raw, err = _captured()
+    with _environment(cwd, env), warnings.catch_warnings(), _fresh_loggers(), \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            _time_limit(timeout, "promptspec " + " ".join(argv)):
+        # The warning filters a new interpreter starts with (the run prints its warnings itself).
+        warnings.resetwarnings()
+        warnings.simplefilter("default")
+        for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+            warnings.simplefilter("ignore", category)
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse: --help, --version, a bad option
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if not isinstance(exc.code, (int, type(None))):
+                print(exc.code, file=sys.stderr)
+        out.flush()
+        err.flush()
+    return subprocess.CompletedProcess(["promptspec", *argv], code, _as_text(out_raw, errors), _as_text(err_raw, errors))
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """`promptspec ARGS` in this process (run_cli): exit code, stdout, stderr."""
+    return run_cli(args)
+
+
+def cli_process(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+                timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """The real entry point (`python -m promptspec.cli`) in a child process, for
+    tests whose subject is the process: its exit status, its signals, its start-up."""
+    return subprocess.run([sys.executable, "-m", "promptspec.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          env=dict(env) if env is not None else subprocess_env(), timeout=timeout)
 
 
 # ---------------------------------------------------------------------------

@@ -1,10 +1,13 @@
 """A released Codex CLI for the fidelity tests, installed from npm at test time.
 
 Where it comes from, in order: `$PROMPTSPEC_CODEX` (an install folder or the
-binary), `$PROMPTSPEC_CODEX_CACHE/<release>` (a shared cache of
-`npm install --prefix` folders), else `.ci/cache/codex-<release>` in the repo
-(git-ignored), installed there with npm on first use.  When none is there and
-npm cannot install it (offline, no npm), the tests that need it skip and say why.
+binary), `<cache>/<release>` where the cache is `$PROMPTSPEC_CODEX_CACHE`
+(a shared cache of `npm install --prefix` folders) or else `.ci/cache/codex`
+in the repo (git-ignored, the folder `.ci/run` fills); a release not there is
+installed there with npm on first use.  When that cannot be done (no npm,
+offline, a registry failure, a package layout without the binary) the test
+is missing a requirement (required.py): a skip naming what is missing, and
+a failure in CI.
 """
 
 from __future__ import annotations
@@ -14,35 +17,53 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from required import missing
 
 PINNED = "0.125.0"
+IMPORTED_MODEL = "gpt-5.4"
+"""The one model conftest's `codex_import` imports (a whole catalog takes minutes)."""
+PINNED_BODY_KEYS = (
+    "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
+    "reasoning", "store", "stream", "include", "prompt_cache_key", "text", "client_metadata",
+)
+"""The top-level keys of the request body Codex 0.125.0 sends, in order (the
+harvest in ../shared/research/codex-cli-oracle.md §3); checked against a live
+capture by tests/verify/test_verify.py."""
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _has_binary(folder: Path) -> bool:
+def has_binary(folder: Path) -> bool:
     return any(folder.glob("node_modules/@openai/codex-*/vendor/*/*/codex"))
 
 
+_has_binary = has_binary  # the name other tests imported
+
+
+def cache_root() -> Path:
+    """Where releases are looked for and installed: one `<release>` folder each."""
+    given = os.environ.get("PROMPTSPEC_CODEX_CACHE")
+    return Path(given) if given else REPO / ".ci" / "cache" / "codex"
+
+
 def codex_install(release: str = PINNED) -> Path:
+    """The `npm install --prefix` folder of Codex `release`, installed if need be."""
     given = os.environ.get("PROMPTSPEC_CODEX")
-    if given:
+    if given and release == PINNED:
         return Path(given)
-    cache = os.environ.get("PROMPTSPEC_CODEX_CACHE")
-    if cache and _has_binary(Path(cache) / release):
-        return Path(cache) / release
-    folder = REPO / ".ci" / "cache" / f"codex-{release}"
-    if _has_binary(folder):
+    folder = cache_root() / release
+    if has_binary(folder):
         return folder
+    wanted = f"Codex {release} (not in {folder}; set PROMPTSPEC_CODEX_CACHE or let npm install it)"
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip(f"needs Codex {release} from npm, and npm is not installed (or set PROMPTSPEC_CODEX_CACHE)")
+        missing(f"{wanted}, and npm is not on PATH")
     try:
         done = subprocess.run([npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--loglevel=error",
                                f"@openai/codex@{release}"], capture_output=True, timeout=600)
     except subprocess.TimeoutExpired:
-        pytest.skip(f"needs Codex {release} from npm, and `npm install` did not finish within 600 s")
-    if done.returncode != 0 or not _has_binary(folder):
+        missing(f"{wanted}, and `npm install` did not finish within 600 s")
+    if done.returncode != 0 or not has_binary(folder):
         last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
-        pytest.skip(f"needs Codex {release} from npm, which is unreachable here: {last[:200]}")
+        missing(f"{wanted}; `npm install @openai/codex@{release}` "
+                f"{'failed' if done.returncode else 'left no codex binary under node_modules/@openai/codex-*/vendor'}: {last[:200]}")
     return folder

@@ -5,7 +5,8 @@
 * `make_spec` writes a small spec folder into tmp_path, so a test states only
   the parts it is about.
 * `codex` is the pinned released Codex CLI (codex_release.py), installed
-  once per session; the tests that ask for it skip with the reason without it.
+  once per session; the tests that ask for it skip with the reason without it,
+  and fail in CI (required.py: what "required" means).
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ from typing import Any, Callable, Mapping
 import pytest
 import yaml
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    from required import check_marked
+
+    check_marked(item)  # a requirement missing: skip with the reason, fail in CI (required.py)
+
+
 @pytest.fixture(scope="session")
 def codex() -> Path:
     from codex_release import codex_install
@@ -24,12 +31,28 @@ def codex() -> Path:
     return codex_install()
 
 
+@pytest.fixture(scope="session")
+def codex_import(codex: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """One model of the pinned Codex imported with `import-codex --cli`, once
+    per session for the importer and verify tests: (spec folder, stats).
+    Read-only: a test that edits it works on a copy."""
+    from codex_release import IMPORTED_MODEL
+    from promptspec.importers.codex_cli import import_cli
+
+    return import_cli(codex, tmp_path_factory.mktemp("codex-import") / "spec", models=(IMPORTED_MODEL,))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _token_cache_dir(tmp_path_factory: pytest.TempPathFactory):
-    """Keep token caches out of the user's home for the whole session."""
+    """Keep token caches out of the user's home for the whole session (and the
+    tools' banners out of every in-process run)."""
     path = tmp_path_factory.mktemp("token-cache")
     mp = pytest.MonkeyPatch()
     mp.setenv("PROMPTSPEC_CACHE_DIR", str(path))
+    # The site tools' maintenance banners off, as _helpers.subprocess_env does for a child:
+    # MkDocs builds and the CLI run in this process (_helpers.py).
+    mp.setenv("NO_MKDOCS_2_WARNING", "1")
+    mp.setenv("DISABLE_MKDOCS_2_WARNING", "true")
     yield path
     mp.undo()
 

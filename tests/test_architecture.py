@@ -113,3 +113,102 @@ def test_the_documented_python_example_runs(capsys, monkeypatch) -> None:
     spec = promptspec.load_spec("templates")
     assert len(lines) == len(promptspec.matrix(spec)) > 1
     assert lines[0].startswith("harbor-5/") and lines[0].endswith(" %")
+
+
+def _module_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Module -> the promptspec modules it imports, anywhere in its body
+    (an import inside a function is still a dependency), package __init__s
+    included; `sources` maps dotted names inside the package to their text."""
+    graph: dict[str, set[str]] = {name: set() for name in sources}
+    for name, text in sources.items():
+        is_pkg = name.endswith(".__init__") or name == "__init__"
+        here = name.split(".")[:-1] if not is_pkg else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = here[: len(here) - (node.level - 1)] if node.level > 1 else here
+                target = ".".join(base + (node.module.split(".") if node.module else []))
+                for alias in node.names:
+                    for cand in (f"{target}.{alias.name}" if target else alias.name, target):
+                        key = cand if cand in sources else f"{cand}.__init__" if cand else ""
+                        if key in sources:
+                            graph[name].add(key)
+                            break
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                module = node.module if isinstance(node, ast.ImportFrom) else None
+                for full in [module] if module else [a.name for a in node.names]:
+                    if full and full.startswith("promptspec."):
+                        cand = full.split(".", 1)[1]
+                        key = cand if cand in sources else f"{cand}.__init__"
+                        if key in sources:
+                            graph[name].add(key)
+        graph[name].discard(name)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                group = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    group.append(w)
+                    if w == v:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def _package_sources() -> dict[str, str]:
+    return {".".join(p.relative_to(PKG).with_suffix("").parts): p.read_text(encoding="utf-8") for p in _modules()}
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """No import cycle anywhere, between folders or inside one, counting
+    imports made inside functions (review/diff.py and diff_json.py once
+    imported each other that way)."""
+    assert _cycles(_module_graph(_package_sources())) == []
+
+
+def test_the_cycle_checker_sees_a_cycle() -> None:
+    sources = {
+        "review.__init__": "from .diff import Diff\n",
+        "review.diff": "def f():\n    from .diff_json import data\n",
+        "review.diff_json": "from .diff import Diff\n",
+        "review.report": "from . import diff\nfrom ..spec import model\n",
+        "spec.__init__": "",
+        "spec.model": "import promptspec.review.report\n",
+    }
+    graph = _module_graph(sources)
+    assert graph["review.report"] == {"review.diff", "spec.model"}
+    assert graph["review.diff"] == {"review.diff_json"}  # an import inside a function counts
+    assert sorted(_cycles(graph)) == [["review.diff", "review.diff_json"], ["review.report", "spec.model"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

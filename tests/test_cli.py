@@ -19,7 +19,7 @@ from promptspec.assemble.builder import Assembler
 from promptspec.assemble.matrix import find_variant, matrix
 from promptspec.cli import build_parser, default_spec, main
 from promptspec.spec.load import load_spec
-from promptspec.spec.model import DEFAULT_BODY_ORDER
+from codex_release import PINNED_BODY_KEYS
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -108,7 +108,8 @@ def test_render_json_is_the_responses_payload(embedded, capsys):
     data = json.loads(out)
     request = Assembler(embedded).assemble(find_variant(embedded, "harbor-4-legacy", None, "execute"))
     payload = {k: v for k, v in data.items() if k != "tokens"}
-    assert list(payload) == [k for k in DEFAULT_BODY_ORDER if k in payload]  # Codex's body order
+    # Codex's body order: codex_release.PINNED_BODY_KEYS, which a live capture checks (tests/verify/).
+    assert list(payload) == [k for k in PINNED_BODY_KEYS if k in payload]
     assert {"model", "instructions", "input", "tools", "tool_choice", "store", "stream"} <= set(payload)
     assert payload["model"] == "harbor-4-legacy"
     assert payload["instructions"] == request.base.text
@@ -172,6 +173,7 @@ def test_missing_spec_folder_is_one_line(tmp_path, capsys):
 
 
 def test_real_entry_point_prints_no_traceback(tmp_path):
+    # A subprocess on purpose: the real entry point's exit status and streams, with an empty PATH.
     proc = subprocess.run(
         [sys.executable, "-m", "promptspec.cli", "render", "--model", "nope"],
         capture_output=True, text=True, env={"PROMPTSPEC_CACHE_DIR": str(tmp_path), "PATH": ""}, timeout=120,

@@ -18,9 +18,11 @@ from promptspec.spec.schemas import KINDS, schema_path
 from promptspec.util import project_config
 
 from _helpers import TEMPLATES, subprocess_env
+from required import require_program
 
 
 def test_python_m_promptspec_runs_the_cli(tmp_path: Path) -> None:
+    # Subprocesses on purpose: `python -m promptspec` itself is what is tested.
     proc = subprocess.run([sys.executable, "-m", "promptspec", "--version"], capture_output=True, text=True, cwd=tmp_path, env=subprocess_env())
     assert (proc.returncode, proc.stdout) == (0, f"promptspec {promptspec.__version__}\n")
     proc = subprocess.run([sys.executable, "-m", "promptspec", "lint", "--spec", str(tmp_path)], capture_output=True, text=True, env=subprocess_env())
@@ -51,9 +53,8 @@ def test_bash_completion_registers_and_knows_the_commands(tmp_path: Path, capsys
     script.write_text(capsys.readouterr().out)
     for command in ("list", "render", "build", "lint", "diff", "schema", "completion"):
         assert command in script.read_text()
-    if shutil.which("bash") is None:
-        pytest.skip("bash is not installed")
-    proc = subprocess.run(["bash", "-c", f"source {script} && complete -p promptspec"], capture_output=True, text=True)
+    bash = require_program("bash", "apt-get install bash")
+    proc = subprocess.run([bash, "-c", f"source {script} && complete -p promptspec"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "promptspec" in proc.stdout
 
@@ -62,8 +63,8 @@ def test_zsh_completion_is_a_compdef(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["completion", "zsh"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("#compdef promptspec")
-    if shutil.which("zsh"):
-        assert subprocess.run(["zsh", "-n", "-c", out]).returncode == 0
+    zsh = require_program("zsh", "apt-get install zsh; .ci/run installs it")
+    assert subprocess.run([zsh, "-n", "-c", out]).returncode == 0
 
 
 # ---------------------------------------------------------------------------
@@ -80,18 +81,20 @@ def _project(tmp_path: Path, table: str) -> Path:
 
 def test_the_spec_comes_from_the_nearest_pyproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     root = _project(tmp_path, 'spec = "prompts/spec"\n')
-    (root / "prompts" / "spec" / "spec.yaml").write_text(
-        (root / "prompts" / "spec" / "spec.yaml").read_text().replace("name: Harbor example agent", "name: From pyproject"))
+    # The pyproject's spec has one model fewer than the embedded one, so which was read shows in `list`.
+    catalog = root / "prompts" / "spec" / "models.json"
+    data = json.loads(catalog.read_text(encoding="utf-8"))
+    dropped = data["models"].pop()["slug"]
+    catalog.write_text(json.dumps(data), encoding="utf-8")
     monkeypatch.chdir(root / "sub" / "deeper")
-    assert main(["lint", "--format", "json"]) in (0, 1)
-    capsys.readouterr()
+    assert main(["--project-config", "list", "--format", "json"]) == 0  # a command takes it only when told
+    models = {v["model"] for v in json.loads(capsys.readouterr().out)["variants"]}
+    assert models == {m["slug"] for m in data["models"]} and dropped not in models
     args = _parsed(["list"])
-    project_config.apply_defaults(args)
-    assert args.spec == root / "prompts" / "spec"
+    assert project_config.apply_defaults(args).spec == root / "prompts" / "spec"
     # The command line wins.
     args = _parsed(["list", "--spec", str(TEMPLATES)])
-    project_config.apply_defaults(args)
-    assert args.spec == TEMPLATES
+    assert project_config.apply_defaults(args).spec is None
 
 
 def _parsed(argv: list[str]):
@@ -103,8 +106,9 @@ def _parsed(argv: list[str]):
 def test_every_key_reaches_its_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _project(tmp_path, 'spec = "prompts/spec"\nbase = "none"\nbudget = 12000\nfail_on_increase = "5%"\ncache_dir = ".cache/ps"\n')
     monkeypatch.chdir(root / "sub")
+    monkeypatch.delenv("PROMPTSPEC_CACHE_DIR", raising=False)
     args = _parsed(["diff", "HEAD"])
-    project_config.apply_defaults(args)
+    assert project_config.apply_defaults(args).spec == root / "prompts" / "spec"
     assert (args.budget, args.fail_on_increase, args.cache_dir, args.base) == (12000, "5%", root / ".cache/ps", "HEAD")
     args = _parsed(["build", "--out", "x"])
     project_config.apply_defaults(args)
@@ -135,9 +139,11 @@ def test_a_bad_table_is_one_line_with_file_and_line(tmp_path: Path, monkeypatch:
 
 
 def test_no_pyproject_means_no_defaults(tmp_path: Path) -> None:
+    # A folder with no pyproject.toml on the way up (tmp_path's parents hold none either).
+    assert not any((p / "pyproject.toml").exists() for p in (tmp_path, *tmp_path.parents))
     config = project_config.load(tmp_path)
-    assert config.path is None or config.path.parent in tmp_path.parents
-    assert project_config.find(tmp_path) is None or project_config.find(tmp_path).parent != tmp_path
+    assert config.path is None and project_config.find(tmp_path) is None
+    assert dict(config.values) == {}
 
 
 # ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import urllib.request
 import pytest
 
 from _helpers import REPO, free_port, subprocess_env
+from required import needs
 from promptspec.oracle.recorder import port_free
 
 def _installed() -> bool:
@@ -26,9 +27,9 @@ def _installed() -> bool:
     return any(s.read_text() == digest for s in (REPO / ".venv").glob(".installed-*") if s.is_file())
 
 
-pytestmark = pytest.mark.skipif(
-    not _installed(),
-    reason="dev.py serve would first install into .venv (run `python3 dev.py test` or `build` once)",
+pytestmark = needs(
+    _installed(),
+    "dev.py serve would first install into .venv (run `python3 dev.py test` or `build` once)",
 )
 
 

@@ -26,6 +26,7 @@ import yaml
 import promptspec
 
 from _helpers import MKDOCS_YML, REPO, TEMPLATES, repo_nav, subprocess_env
+from required import require_module
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +48,7 @@ def _copy_sources(dest: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("build", reason="the 'build' package is in the test extras: pip install -e '.[test]'")
+    require_module("build", "the 'build' package is in the test extras: pip install -e '.[test]'")
     src = _copy_sources(tmp_path_factory.mktemp("src"))
     out = tmp_path_factory.mktemp("dist")
     proc = subprocess.run(

@@ -107,6 +107,7 @@ def stub():
 
 
 def post(stub: Stub, report: Path, *args: str) -> subprocess.CompletedProcess:
+    # A subprocess on purpose: the action runs the script as its own process, with its environment.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env.update(GITHUB_API_URL=stub.url, GITHUB_TOKEN="test-token")
     return subprocess.run([sys.executable, str(SCRIPT), "--report", str(report), *args],
@@ -160,7 +161,8 @@ def test_workflow_run_mode_checks_the_head_commit(stub: Stub, tmp_path: Path) ->
     report.write_text("report\n", encoding="utf-8")
     number.write_text("42\n", encoding="utf-8")
     ok = post(stub, report, "--repo", REPO, "--pr-file", str(number), "--head-sha", stub.head_sha)
-    assert ok.returncode == 0, ok.stderr and len(stub.comments) == 1
+    assert ok.returncode == 0, ok.stderr
+    assert len(stub.comments) == 1
     stale = post(stub, report, "--repo", REPO, "--pr-file", str(number), "--head-sha", "0" * 40)
     assert stale.returncode == 2 and "not posting" in stale.stderr
     number.write_text("42; rm -rf /\n", encoding="utf-8")

@@ -522,11 +522,11 @@ def test_when_limits_a_fragment_to_matching_variants(make_spec):
     }
 
 
-def test_when_on_an_unknown_axis_is_an_error(make_spec):
+def test_when_on_an_unknown_axis_is_an_error_at_load(make_spec):
     root = make_spec(spec=one_mode_spec(), fragments={"f": frag("permissions", "x", when={"colour": ["red"]})})
-    spec = load_spec(root)
-    with pytest.raises(SpecError, match="unknown axis 'colour'"):
-        assemble(spec, matrix(spec)[0])
+    with pytest.raises(SpecError, match="'when' names 'colour', which is neither an axis nor a field") as err:
+        load_spec(root)
+    assert str(err.value.path) == "fragments/f.yaml" and err.value.line is not None
 
 
 def test_requires_drops_the_section_when_the_value_is_empty(make_spec):

@@ -81,15 +81,23 @@ def test_layouts_choose_messages_and_where_instructions_go(make_spec):
 def test_instructions_sent_as_a_section_are_counted_once(make_spec, capsys):
     d = make_spec(spec={"personalities": PERSONALITIES, "layouts": LAYOUTS}, models=MODELS, fragments=FRAGMENTS)
     assert main(["render", "--spec", str(d), "--model", "new", "--personality", "unset", "--format", "json"]) == 0
-    tokens = json.loads(capsys.readouterr().out)["tokens"]
+    data = json.loads(capsys.readouterr().out)
+    tokens = data["tokens"]
     assert tokens["instructions"]["tokens"] == 0
-    assert tokens["total"] > 0
+    # Once: the total is the messages' sections (the instructions among them) and the tools, nothing more,
+    # and the sections' counts are those of the texts the body sends.
+    assert tokens["total"] == sum(m["tokens"] for m in tokens["messages"]) + tokens["tools"]["tokens"] > 0
+    from promptspec.measure.encodings import encoding_for_model, get_encoding
+
+    enc = get_encoding(encoding_for_model(data["model"]))  # the spec maps no encodings
+    sent = [c["text"] for m in data["input"] for c in m["content"]]
+    assert sum(m["tokens"] for m in tokens["messages"]) == sum(len(enc.encode_ordinary(t)) for t in sent)
 
 
 @pytest.mark.parametrize("bad, message", [
     ([{"messages": [{"role": "system", "slots": ["a"]}]}], "role must be"),
     ([{"messages": [{"role": "developer", "slots": ["a", "a"]}]}], "appears twice"),
-    ([{"when": {"colour": ["x"]}, "messages": [{"role": "developer", "slots": ["a"]}]}], "unknown axis"),
+    ([{"when": {"colour": ["x"]}, "messages": [{"role": "developer", "slots": ["a"]}]}], "neither an axis nor a field"),
     ([{"instructions": "header", "messages": [{"role": "developer", "slots": ["a"]}]}], "'field' or 'section'"),
     ([{"messages": [{"role": "developer", "slots": ["a"]}]}, {"messages": [{"role": "user", "slots": ["a"]}]}], "one role"),
     ([], "is empty"),

@@ -40,7 +40,8 @@ def new(*args: str) -> int:
 @pytest.mark.parametrize("role, slot", [("developer", "developer_extensions"), ("user", "user_extensions")])
 def test_new_fragment_is_lint_clean_in_its_default_slot(spec_dir: Path, tmp_path: Path, role: str, slot: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert new("fragment", "house_rules", "--role", role, "--spec", str(spec_dir)) == 0
-    assert capsys.readouterr().out.splitlines()[:2] == ["created fragments/house_rules.yaml", "created fragments/house_rules.md"]
+    full = spec_dir.resolve() / "fragments"
+    assert capsys.readouterr().out.splitlines()[:2] == [f"created {full / 'house_rules.yaml'}", f"created {full / 'house_rules.md'}"]
     body = (spec_dir / "fragments" / "house_rules.md").read_text()
     assert body.startswith("\n") and body.endswith("\n")
     fragment = next(f for f in load_spec(spec_dir).fragments if f.name == "house_rules")
@@ -105,7 +106,8 @@ def test_refuses_to_overwrite_an_existing_body(spec_dir: Path, capsys: pytest.Ca
 def test_new_mode_edits_spec_yaml_keeping_comments(spec_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     original = (spec_dir / "spec.yaml").read_text()
     assert new("mode", "review", "--description", "Read the diff and comment; change nothing.", "--spec", str(spec_dir)) == 0
-    assert capsys.readouterr().out.splitlines()[:2] == ["created modes/review.md", "edited spec.yaml"]
+    full = spec_dir.resolve()
+    assert capsys.readouterr().out.splitlines()[:2] == [f"created {full / 'modes' / 'review.md'}", f"edited {full / 'spec.yaml'}"]
     updated = (spec_dir / "spec.yaml").read_text()
     # Only lines were added, right after the last mode, and every comment stayed.
     added = [l for l in updated.splitlines() if l not in original.splitlines()]
@@ -132,7 +134,7 @@ def test_new_mode_edits_spec_yaml_keeping_comments(spec_dir: Path, tmp_path: Pat
 def test_new_personality(spec_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert new("personality", "terse", "--spec", str(spec_dir)) == 0
     out = capsys.readouterr().out
-    assert "created personalities/terse.md" in out
+    assert f"created {spec_dir.resolve() / 'personalities' / 'terse.md'}\n" in out
     # harbor-5's template has the placeholder but no personality_terse variable.
     assert "personality_terse" in out and "harbor-5" in out
     assert [p.name for p in load_spec(spec_dir).personalities][-1] == "terse"

@@ -15,20 +15,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from codex_release import PINNED
+from codex_release import IMPORTED_MODEL, PINNED
 
 from promptspec.cli import main
-from promptspec.importers.codex_cli import identify, import_cli
+from promptspec.importers.codex_cli import identify
 
-MODEL = "gpt-5.4"
+MODEL = IMPORTED_MODEL
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def imported(codex, tmp_path_factory) -> tuple[Path, dict]:
-    out = tmp_path_factory.mktemp("imported") / "spec"
-    return import_cli(codex, out, models=(MODEL,))
+def imported(codex_import) -> tuple[Path, dict]:
+    return codex_import  # conftest.py: imported once for this module and tests/verify/
 
 
 def test_identify_reads_the_release(codex):

@@ -25,9 +25,11 @@ from promptspec.importers.codex_source import import_codex
 from promptspec.errors import SpecError
 from promptspec.spec.load import load_spec
 
+from required import needs
+
 FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "codex"
-pytestmark = pytest.mark.skipif(
-    not (FIXTURE / "codex-rs").is_dir(), reason=f"Codex fixture not found at {FIXTURE} (../shared beside the repository)"
+pytestmark = needs(
+    (FIXTURE / "codex-rs").is_dir(), f"Codex fixture not found at {FIXTURE} (../shared beside the repository)"
 )
 
 RS = "codex-rs"

@@ -3,8 +3,8 @@
 Uses bench/history_codex.py, which imports each release with
 `promptspec import-codex --cli` and runs `history` over the imported folders
 (or, with $PROMPTSPEC_CODEX_SPECS, over specs imported earlier as
-$PROMPTSPEC_CODEX_SPECS/<version>).  Skips, saying why, when the releases are
-not installed under $PROMPTSPEC_CODEX_CACHE (default /work/cache/codex/<version>).
+$PROMPTSPEC_CODEX_SPECS/<version>).  The releases come from tests/codex_release.py
+(installed from npm when absent; a skip saying why, a failure in CI).
 Every per-variant Δ is checked against a fresh pipeline run of both sides.
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from _helpers import REPO, subprocess_env
+from codex_release import codex_install
 
 RELEASES = ("0.125.0", "0.150.0", "0.169.0")
 MODEL = "codex-auto-review"  # in all three; its base instructions move into a developer message in 0.150.0
@@ -27,30 +28,23 @@ SCRIPT = REPO / "bench" / "history_codex.py"
 pytestmark = pytest.mark.slow
 
 
-def _script():
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        import history_codex
-    finally:
-        sys.path.pop(0)
-    return history_codex
-
-
 def test_history_of_three_codex_releases(tmp_path: Path) -> None:
-    hc = _script()
     imported = os.environ.get("PROMPTSPEC_CODEX_SPECS")
+    env = subprocess_env()
     if imported:
         specs, extra = Path(imported), ["--imported", imported]
     else:
-        if not hc.has_cli_import([sys.executable, "-m", "promptspec.cli"]):
-            pytest.skip("this promptspec has no `import-codex --cli`")
-        missing = [v for v in RELEASES if hc.installed(v) is None]
-        if missing:
-            pytest.skip(f"Codex {', '.join(missing)} not installed under {hc.cache_root()} (npm install --prefix DIR @openai/codex@VERSION)")
+        # Each release from codex_release (installed from npm when absent; missing is a failure in CI),
+        # shown to the script as one cache folder of <release> links, the layout it reads.
+        cache = tmp_path / "codex-cache"
+        cache.mkdir()
+        for v in RELEASES:
+            (cache / v).symlink_to(codex_install(v), target_is_directory=True)
+        env["PROMPTSPEC_CODEX_CACHE"] = str(cache)
         # One model keeps the three imports to minutes (all of them: about five minutes per release on 2 cores).
         specs, extra = tmp_path, ["--model", MODEL]
     proc = subprocess.run([sys.executable, str(SCRIPT), "--releases", ",".join(RELEASES), "--out", str(tmp_path), "--format", "json", *extra],
-                          capture_output=True, text=True, env=subprocess_env(), timeout=3000)
+                          capture_output=True, text=True, env=env, timeout=3000)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert [r["label"] for r in doc["releases"]] == list(RELEASES)

@@ -3,8 +3,10 @@
 A real temporary git repository holds two commits of the embedded spec; the
 second edits a fragment, adds a mode, reorders a slot in `layout:`, and
 changes one model's instructions template (and its auto-compaction limit).
-Expected figures are recomputed independently: payloads via
-export.responses_payload, tokens by recounting every text with TokenCounter.
+Expected figures are recomputed apart from the diff: payloads via
+export.responses_payload, tokens by recounting every text with TokenCounter
+(the same encoder; that its counts are exact is tests/measure/'s job, against
+tiktoken's own encodings).
 """
 
 from __future__ import annotations

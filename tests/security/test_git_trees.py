@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from _attack import cli, git, one_error_line, repo_with_spec
+from required import needs
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+pytestmark = needs(shutil.which("git"), "`git` is not on PATH (apt-get install git)")
 
 
 def _crafted_branch(repo: Path, entries: list[tuple[bytes, bytes, bytes]]) -> None:
@@ -100,8 +101,14 @@ def test_site_base_follows_the_same_rule(tmp_path: Path) -> None:
 
     repo = repo_with_spec(tmp_path / "repo")
     shutil.copytree(repo / "templates", repo / "main")
+    # The folder differs from the revision, so which of the two was read shows in the comparison.
+    (repo / "main" / "fragments" / "greeting.md").write_text("Goodbye {{ who }}.\n", encoding="utf-8")
     head = pipeline.run(repo / "templates")
+    ids = {v.id for v in head.variants}
     with pytest.raises(UsageError, match="ambiguous"):
         BaseLoader().load("main", repo / "templates", head, root=repo)
-    assert BaseLoader().load("rev:main", repo / "templates", head, root=repo) is not None
-    assert BaseLoader().load("./main", repo / "templates", head, root=repo) is not None
+    revision = BaseLoader().load("rev:main", repo / "templates", head, root=repo)
+    assert revision.kind == "git" and set(revision.unchanged) == ids and not revision.changed  # the commit: as head
+    assert revision.label.startswith("main")
+    folder = BaseLoader().load("./main", repo / "templates", head, root=repo)
+    assert folder.kind == "git" and {d.id for d in folder.changed} == ids and not folder.unchanged  # the edited folder

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from _attack import cli, git, one_error_line, small_spec
+from required import refusing_folder
 from promptspec.errors import SpecError
 
 FORGED = "x\n::error file=spec.yaml,line=1::FORGED\n\x1b[2J"
@@ -74,11 +75,7 @@ def test_build_out_dot_and_unwritable_places_are_one_line_errors(tmp_path: Path)
     work.mkdir()
     assert "current folder" in one_error_line(cli("build", "--spec", str(spec), "--out", ".", cwd=work))
     one_error_line(cli("build", "--spec", str(spec), "--out", "..", cwd=work))
-    if os.geteuid() != 0:
-        ro = tmp_path / "ro"
-        ro.mkdir()
-        ro.chmod(0o500)
-        one_error_line(cli("build", "--spec", str(spec), "--out", str(ro / "out")))  # EACCES: one line, exit 2
+    one_error_line(cli("build", "--spec", str(spec), "--out", str(refusing_folder(tmp_path) / "out")))  # one line, exit 2
 
 
 def test_import_force_keeps_a_folder_that_is_not_an_import(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from _attack import cli, one_error_line, run_main, small_spec
+from required import require_module
 from promptspec.spec.load import load_spec
 
 
@@ -62,7 +63,7 @@ P = "\n\n[CLICKME](javascript:window.__pwn=1)\n\n# HEAD *em* _u_\n\n    indented
 def test_build_out_markdown_is_inert_in_commonmark(tmp_path: Path) -> None:
     """F8: under marked (Docsify) every blank line ended the raw HTML block and a
     hostile `[x](javascript:...)` became a live link."""
-    markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py is in the test extras")
+    markdown_it = require_module("markdown_it", "markdown-it-py is in the test extras")
     spec = small_spec(
         tmp_path / "s",
         spec={"name": "S" + P, "personalities": {"default": {"description": "p" + P}}, "modes": {"default": {"description": "m" + P}},
@@ -92,7 +93,7 @@ def test_build_out_diffs_are_inert_in_commonmark(tmp_path: Path) -> None:
     space-only context line ended the raw block in CommonMark: the next
     context line, " # HEAD", became a heading, and the block's end tags
     landed in a paragraph."""
-    markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py is in the test extras")
+    markdown_it = require_module("markdown_it", "markdown-it-py is in the test extras")
     text = "\n\n# HEAD *em* _u_\n\n- item\n"
     base = small_spec(tmp_path / "base", files={"fragments/greeting.md": "{{ who }}\nbody" + text})
     spec = small_spec(tmp_path / "s", files={"fragments/greeting.md": "{{ who }}\nbody, edited" + text})  # its lines are context

@@ -31,13 +31,12 @@ from promptspec import pipeline
 from promptspec.measure.counter import TokenCounter
 
 from _helpers import MKDOCS_YML, TEMPLATES, build_ok, expected_sections, mkdocs_build, mkdocs_config
+from required import browser, missing, require_program
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 VARIANT = "harbor-5/friendly/plan/workspace-write"
 HOSTILE_MARKER = '"]); click n1 alert(1) <b>&#35;</b>'  # short enough for a diagram label (40 chars)
 
-selenium = pytest.importorskip("selenium", reason="selenium is not installed (pip install -e .[test])")
+CHROMIUM, CHROMEDRIVER = browser()  # found on PATH; a skip, or in CI a failure, without them
 from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
@@ -61,9 +60,7 @@ OPEN_SHADOW_ROOTS = """
 
 @pytest.fixture(scope="session")
 def browser_available():
-    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
-    if missing:
-        pytest.skip(f"headless browser tests need {', '.join(missing)} (apt-get install chromium chromium-driver)")
+    return CHROMIUM, CHROMEDRIVER
 
 
 @pytest.fixture(scope="session")
@@ -76,9 +73,7 @@ def mermaid_js(browser_available, tmp_path_factory) -> Path:
         if not path.is_file():
             pytest.fail(f"PROMPTSPEC_MERMAID_JS={given} does not exist")
         return path
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed, so no local Mermaid copy (set PROMPTSPEC_MERMAID_JS or install npm)")
+    npm = require_program("npm", "no local Mermaid copy without it: set PROMPTSPEC_MERMAID_JS or install npm")
     prefix = tmp_path_factory.mktemp("npm")
     try:
         proc = subprocess.run(
@@ -86,11 +81,11 @@ def mermaid_js(browser_available, tmp_path_factory) -> Path:
             capture_output=True, text=True, timeout=600,
         )
     except subprocess.TimeoutExpired:
-        pytest.skip("npm install mermaid@11 timed out (offline?)")
+        missing("npm install mermaid@11 timed out (offline?)")
     path = prefix / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
     if proc.returncode != 0 or not path.is_file():
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"npm install mermaid@11 failed (offline?): {last}")
+        missing(f"npm install mermaid@11 failed (offline?): {last}")
     return path
 
 
@@ -186,7 +181,7 @@ def conformance_site(www, embedded, tmp_path_factory):
 @pytest.fixture(scope="session")
 def driver(browser_available, tmp_path_factory):
     options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
+    options.binary_location = CHROMIUM
     for flag in (
         "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run", "--disable-sync",
@@ -197,7 +192,7 @@ def driver(browser_available, tmp_path_factory):
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     drv.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": OPEN_SHADOW_ROOTS})
     yield drv
     drv.quit()
@@ -280,19 +275,45 @@ PAGE_KINDS = [
     ("404", "404.html"),
 ]
 DIAGRAM_PAGES = {"variant", "assembly", "architecture"}
+WIDE_ON_A_PHONE = {"matrix"}
+"""Page kinds with a table wider than a 390 px phone, so the pinned-column check has something to measure."""
 
 LAYOUT = """
 const main = document.querySelector('.md-content');
-const out = {main: [main.scrollWidth, main.clientWidth], tables: [], raw: [], figures: []};
+const page = document.documentElement;
+const out = {main: [main.scrollWidth, main.clientWidth], page: [page.scrollWidth, page.clientWidth], tables: [], raw: [], figures: []};
+out.resources = performance.getEntriesByType('resource').map(e => e.name);
 out.unpinned = [];
-document.querySelectorAll('.md-content table').forEach(t => {
-  const frame = t.closest('.md-typeset__scrollwrap') || t.parentElement;
-  if (t.scrollWidth > frame.clientWidth + 1) {
-    out.tables.push((t.rows[0] || {}).textContent);
-    // A table that scrolls keeps its key (first) column in view.
-    const first = t.tBodies[0] && t.tBodies[0].rows[0] && t.tBodies[0].rows[0].cells[0];
-    if (first && getComputedStyle(first).position !== 'sticky') out.unpinned.push((t.rows[0] || {}).textContent);
+function scroller(t) {  // the element that scrolls the table sideways
+  for (let e = t; e && e !== main; e = e.parentElement) {
+    const x = getComputedStyle(e).overflowX;
+    if ((x === 'auto' || x === 'scroll') && e.scrollWidth > e.clientWidth + 1) return e;
   }
+  return null;
+}
+function alpha(c) { const m = c.match(/[0-9.]+/g) || [0, 0, 0, 0]; return m.length > 3 ? Number(m[3]) : 1; }
+document.querySelectorAll('.md-content table').forEach(t => {
+  const frame = scroller(t);
+  if (!frame) return;
+  const name = (t.rows[0] || {}).textContent.trim().slice(0, 60);
+  out.tables.push(name);
+  // A table that scrolls keeps its key (first) column in view: scroll it to
+  // the end and measure where the first column is (and that the rest moved).
+  const row = [...t.tBodies[0].rows].find(r => r.cells.length > 1);
+  if (!row) { out.unpinned.push(name + ': no body row with two cells'); return; }
+  const first = row.cells[0], last = row.cells[row.cells.length - 1];
+  first.scrollIntoView({block: 'center'});
+  frame.scrollLeft = 0;
+  const box = frame.getBoundingClientRect(), before = first.getBoundingClientRect().left, lastBefore = last.getBoundingClientRect().left;
+  frame.scrollLeft = frame.scrollWidth;
+  const after = first.getBoundingClientRect(), lastAfter = last.getBoundingClientRect().left;
+  const problems = [];
+  if (!(lastAfter < lastBefore - 1)) problems.push('the table did not scroll');
+  // Pinned: it stops at the frame's left edge (it may start a padding further right) and stays in view.
+  if (after.left < box.left - 1 || after.left > before + 1) problems.push(`first column moved from ${before} to ${after.left} (frame at ${box.left})`);
+  if (alpha(getComputedStyle(first).backgroundColor) < 1) problems.push('the first column is see-through');
+  if (problems.length) out.unpinned.push(name + ': ' + problems.join('; '));
+  frame.scrollLeft = 0;
 });
 document.querySelectorAll('pre.mermaid, div.mermaid, code.language-mermaid').forEach(e => out.raw.push(e.textContent.slice(0, 80)));
 if (/flowchart (LR|TB)|#91;|#60;|classDef /.test(main.innerText)) out.raw.push('diagram source in the text');
@@ -319,12 +340,18 @@ def test_every_page_kind_works_offline_and_fits(driver, embedded, kind, path):
                     "return document.querySelector('.promptspec-explorer').getAttribute('data-ready')"))
             info = driver.execute_script(LAYOUT)
             assert _errors(driver) == [], (width, kind)
+            # Offline: every resource the page loaded came from the local server (no CDN, no web font).
+            assert [u for u in info["resources"] if not u.startswith(base)] == [], (width, kind)
             assert info["raw"] == [], (width, info["raw"])
             scroll, client = info["main"]
             assert scroll <= client + 1, f"{kind} at {width} px: main column {scroll} px wide in {client} px"
+            scroll, client = info["page"]
+            assert scroll <= client + 1, f"{kind} at {width} px: the page scrolls sideways ({scroll} px in {client} px)"
             if width == 1400:
                 assert info["tables"] == [], f"{kind}: tables wider than the column: {info['tables']}"
-            assert info["unpinned"] == [], f"{kind} at {width} px: scrolling tables without a pinned key column"
+            elif kind in WIDE_ON_A_PHONE:
+                assert info["tables"], f"{kind}: no table scrolls at {width} px, so the pinned column went unchecked"
+            assert info["unpinned"] == [], f"{kind} at {width} px: scrolling tables whose key column is not pinned: {info['unpinned']}"
             if kind in DIAGRAM_PAGES:
                 assert info["figures"], f"{kind}: no diagram drawn"
                 for w, h, nodes in info["figures"]:

@@ -28,6 +28,8 @@ from promptspec.site.explorer import data as explorer_data
 from promptspec.errors import UsageError
 from promptspec.measure.counter import TokenCounter
 
+from required import browser
+
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "templates"
 
@@ -342,18 +344,16 @@ HOSTILE = '</pre><script>window.__pwned = 1</script><img src=x onerror="window._
 
 
 def _browser():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    for binary in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
-        if not os.path.exists(binary):
-            pytest.skip(f"{binary} not found (install chromium and chromium-driver)")
+    chromium, chromedriver = browser()
+    from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
+    options.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    return webdriver.Chrome(service=Service(chromedriver), options=options)
 
 
 @pytest.fixture

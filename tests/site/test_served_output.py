@@ -197,6 +197,7 @@ def test_a_folder_that_cannot_be_moved_leaves_the_clean_to_mkdocs(tmp_path: Path
     for name in ("a", "b", "c"):
         _write(site / name / "index.html", name)
     if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(site / "b")], capture_output=True).returncode != 0:
+        # Not a requirement CI can install: a container's root lacks CAP_LINUX_IMMUTABLE by default.
         pytest.skip("needs chattr +i (e2fsprogs, a file system with the immutable flag, and the right to set it)")
     try:
         assert served_output.set_aside(site) is None

@@ -320,7 +320,8 @@ def test_verbose_prints_stage_timings(argv, tmp_path, capsys):
 
 
 def _build_on(stderr_fd: int | None, tmp_path: Path, env: dict) -> tuple[int, bytes]:
-    """`promptspec build` with stderr on `stderr_fd` (a pty), or a pipe when None."""
+    """`promptspec build` with stderr on `stderr_fd` (a pty), or a pipe when None.
+    A subprocess on purpose: what the process prints depends on its stderr being a terminal."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "promptspec.cli", "--cache-dir", str(tmp_path / "c"), "build", "--out", str(tmp_path / "out")],
         stdout=subprocess.DEVNULL, stderr=stderr_fd if stderr_fd is not None else subprocess.PIPE, env=env,

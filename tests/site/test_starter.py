@@ -10,6 +10,7 @@ import yaml
 from promptspec.cli import main
 
 from _helpers import REPO, TEMPLATES, cli, mkdocs_build
+from required import needs
 
 CODEX_FIXTURE = REPO.parent / "shared" / "fixtures" / "codex"
 
@@ -42,7 +43,7 @@ def test_init_overwrites_nothing_and_needs_a_spec(tmp_path, capsys):
     assert "holds no spec.yaml; give the spec folder with --spec SPEC" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not (CODEX_FIXTURE / "codex-rs").is_dir(), reason=f"Codex fixture not found at {CODEX_FIXTURE} (../shared beside the repository)")
+@needs((CODEX_FIXTURE / "codex-rs").is_dir(), f"Codex fixture not found at {CODEX_FIXTURE} (../shared beside the repository)")
 def test_the_imported_codex_fixture_builds_as_a_standalone_site(tmp_path):
     """The recipe of the README: import, init, `mkdocs build --strict`."""
     spec = tmp_path / "codex-spec"

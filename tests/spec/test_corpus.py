@@ -3,7 +3,9 @@
 Every folder under tests/corpus/ except `_base` is one case.  The test copies
 `_base` (a minimal valid spec), lays the case's files over it, applies the
 case's test-time setup (bytes that a text file cannot hold, huge files,
-symlinks, FIFOs), runs `promptspec` in a subprocess and checks:
+symlinks, FIFOs), runs `promptspec` (its `main`, in this process, with
+stdout, stderr and the exit code captured: what the cases test is the
+command's handling of bad input, not the interpreter around it) and checks:
 
 * the exit status (2 for a user error unless `exit:` says otherwise);
 * stderr is exactly one line, `promptspec: error: ...`, matching the case's
@@ -38,7 +40,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,8 @@ import pytest
 import yaml
 
 from promptspec.util import atomic
+
+from _helpers import run_cli
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 BASE = CORPUS / "_base"
@@ -66,6 +69,10 @@ def load_case(name: str) -> dict[str, Any]:
     if data.get("exit", 2) != 0:
         assert data.get("error"), f"{name}/case.yaml needs an 'error' regex"
     return data
+
+
+SPEC_CASES = [name for name in CASES if load_case(name).get("spec_arg", True)]
+"""The cases that take a spec folder, which lint then reads too."""
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -145,14 +152,12 @@ def run_case(name: str, workspace: Path) -> Outcome:
     argv = [_expand(a, spec, workspace) for a in case.get("command", ["render"])]
     if case.get("spec_arg", True) and "--spec" not in argv:
         argv += ["--spec", str(spec)]
-    env = {**os.environ, "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "PROMPTSPEC_CACHE_DIR": str(workspace.parent / "token-cache")}
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "PROMPTSPEC_CACHE_DIR": str(workspace.parent / "token-cache")}
     spec_before = tree_digest(spec)
     workspace_before = sorted(os.listdir(workspace))
+
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "promptspec.cli", *args],
-            capture_output=True, text=True, encoding="utf-8", errors="replace", env=env, cwd=workspace, timeout=RUN_TIMEOUT,
-        )
+        return run_cli(args, cwd=workspace, env=env, timeout=RUN_TIMEOUT, errors="replace")
 
     proc = cli(*argv)
     outcome = Outcome(
@@ -164,23 +169,30 @@ def run_case(name: str, workspace: Path) -> Outcome:
     return outcome
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
-    """Run every case once, a few at a time (each is its own process)."""
-    root = tmp_path_factory.mktemp("corpus")
-    (root / "token-cache").mkdir()
+class _Outcomes(dict):
+    """Each case run once, when a test first asks for it (so `-k` runs only the
+    cases it selects); a case that raised is kept and reported by its tests.
+    A hang (_helpers.Hung) is not kept: it fails the run where it happens."""
 
-    def one(name: str) -> tuple[str, Outcome | BaseException]:
-        workspace = root / name
+    def __init__(self, root: Path):
+        super().__init__()
+        self.root = root
+
+    def __missing__(self, name: str) -> Outcome | Exception:
+        workspace = self.root / name
         workspace.mkdir()
         try:
-            return name, run_case(name, workspace)
-        except BaseException as exc:  # reported by the case's own test
-            return name, exc
+            self[name] = run_case(name, workspace)
+        except Exception as exc:
+            self[name] = exc
+        return self[name]
 
-    with ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2))) as pool:
-        results = dict(pool.map(one, CASES))
-    return results  # type: ignore[return-value]
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    root = tmp_path_factory.mktemp("corpus")
+    (root / "token-cache").mkdir()
+    return _Outcomes(root)
 
 
 def test_corpus_is_big_enough():
@@ -214,16 +226,15 @@ def test_case(name: str, outcomes: dict[str, Outcome]) -> None:
         assert not (outcome.workspace / rel).exists(), f"{rel} was created\n{shown}"
 
 
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name", SPEC_CASES)
 def test_lint_survives_the_case(name: str, outcomes: dict[str, Outcome]) -> None:
     """`promptspec lint` on the same spec: findings (1) or one clean error line (2),
     never a crash, and it writes nothing."""
     outcome = outcomes[name]
     if isinstance(outcome, BaseException):
         raise outcome
-    if outcome.lint is None:
-        pytest.skip("the case does not take a spec folder")
     lint = outcome.lint
+    assert lint is not None, "SPEC_CASES holds only cases that take a spec folder"
     shown = f"promptspec lint --spec {outcome.spec}\nexit {lint.returncode}\nstderr: {lint.stderr[-1000:]!r}"
     assert lint.returncode in (0, 1, 2), shown
     assert "Traceback" not in lint.stderr + lint.stdout and "internal error" not in lint.stderr, shown
@@ -235,7 +246,9 @@ def test_lint_survives_the_case(name: str, outcomes: dict[str, Outcome]) -> None
 
 
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
-    """--debug is how a user reports a bug: then (and only then) a traceback."""
+    """--debug is how a user reports a bug: then (and only then) a traceback.
+    A subprocess on purpose: the traceback is printed by the interpreter
+    around the real entry point, which is what this tests."""
     _, spec = prepare("template-undefined", tmp_path)
     env = {**os.environ, "PROMPTSPEC_CACHE_DIR": str(tmp_path / "cache")}
     plain = subprocess.run([sys.executable, "-m", "promptspec.cli", "render", "--spec", str(spec)], capture_output=True, text=True, env=env)

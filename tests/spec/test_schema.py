@@ -19,19 +19,20 @@ from typing import Any
 import pytest
 
 from promptspec.errors import SpecError
-from promptspec.spec import load as spec_load
 from promptspec.spec.catalog import MODEL_KEYS
 from promptspec.spec.load import FRAGMENT_KEYS, LIMIT_CEILINGS, SPEC_KEYS, load_spec
 from promptspec.spec.model import COMPUTED_BODY_KEYS, DEFAULT_LAYOUT, ENGINES, NAME_RE, ROLES, TOOL_PLACES
-from promptspec.spec.shaping import LAYOUT_KEYS, RESERVED_NAMES
+from promptspec.spec.model import BUILTIN_NAMES
+from promptspec.spec.shaping import LAYOUT_KEYS
 from promptspec.spec.tools import ACCEPTABLE_LINT, REQUEST_KEYS, RULE_KEYS, TOOL_KEYS, TOOLS_KEYS
 from promptspec.spec.schemas import KINDS, load_schema, modeline, schema_url
 from promptspec.spec.sources import load_json, load_yaml
 
 from _helpers import TEMPLATES
+from required import require_module, require_shared
 from test_corpus import CASES, prepare
 
-jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is a test dependency: pip install -e '.[test]'")
+jsonschema = require_module("jsonschema", "jsonschema is a test dependency: pip install -e '.[test]'")
 
 BEYOND_SCHEMA = {
     # Files and the file system: a schema sees one document's data only.
@@ -59,6 +60,7 @@ BEYOND_SCHEMA = {
     # Across files: one file's schema cannot see the other file.
     "fragment-unknown-slot": "a slot of the layout in spec.yaml",
     "tool-when-unknown": "an axis of spec.yaml or a field of models.json",
+    "fragment-when-unknown-axis": "an axis of spec.yaml or a field of models.json",
     "tool-description-over-budget": "the description budget set in spec.yaml",
     "tool-missing": "tools.order names a file that does not exist",
 }
@@ -174,7 +176,7 @@ def test_the_schemas_know_every_key_the_loader_knows() -> None:
     assert set(spec["$defs"]["personality"]["properties"]) == {"display_name", "description", "template", "engine", "fills", "removes_section"}
     assert spec["$defs"]["personality"]["properties"] == choice["properties"]
     assert set(tool["properties"]["accept_lint"]["anyOf"][0]["enum"]) == set(ACCEPTABLE_LINT)
-    assert set(spec["properties"]["derived"]["propertyNames"]["not"]["enum"]) == set(RESERVED_NAMES)
+    assert set(spec["properties"]["derived"]["propertyNames"]["not"]["enum"]) == set(BUILTIN_NAMES)
     assert set(spec["properties"]["layouts"]["items"]["properties"]) == LAYOUT_KEYS
     assert _props(spec, "layout") == {*DEFAULT_LAYOUT, "tools"}
     assert _props(spec, "limits") == set(LIMIT_CEILINGS)
@@ -213,8 +215,7 @@ def test_the_embedded_spec_validates() -> None:
 
 def test_an_imported_codex_spec_validates(tmp_path: Path) -> None:
     fixture = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "codex"
-    if not (fixture / "codex-rs").is_dir():
-        pytest.skip(f"Codex fixture not found at {fixture} (../shared beside the repository)")
+    require_shared(fixture / "codex-rs")
     from promptspec.importers.codex_source import import_codex
 
     spec = import_codex(fixture, tmp_path / "spec")
@@ -239,5 +240,5 @@ def test_the_fragment_scaffold_names_its_schema(tmp_path: Path) -> None:
 def test_schema_ids_match_their_urls() -> None:
     for kind in KINDS:
         assert load_schema(kind)["$id"] == schema_url(kind)
-        json.dumps(load_schema(kind))  # plain JSON
-    assert spec_load is not None
+        schema = load_schema(kind)
+        assert json.loads(json.dumps(schema)) == schema  # plain JSON: survives a round trip unchanged

@@ -33,6 +33,7 @@ def _big_spec(tmp_path: Path) -> Path:
 
 
 def _start(spec: Path, out: Path, cache: Path) -> subprocess.Popen[bytes]:
+    # A subprocess on purpose: the tests send it SIGINT/SIGTERM.
     env = {**os.environ, "PROMPTSPEC_CACHE_DIR": str(cache)}
     return subprocess.Popen(
         [sys.executable, "-m", "promptspec.cli", "build", "--spec", str(spec), "--base", "none", "--out", str(out)],

@@ -1,7 +1,10 @@
 """`promptspec verify --cli`: the imported spec against the release it came from.
 
 A sample of the matrix is driven through the real binary; a deliberately
-edited spec must fail and name the part that changed.
+edited spec must fail and name the part that changed, for each kind of part
+verify claims to compare byte for byte: a text, a tool definition, a request
+parameter, the body's key order.  The report a real run writes is what the
+site's Conformance page and badges read.
 """
 
 from __future__ import annotations
@@ -12,21 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from codex_release import PINNED
+from codex_release import IMPORTED_MODEL, PINNED, PINNED_BODY_KEYS
 
 from promptspec.cli import main
-from promptspec.importers.codex_cli import import_cli
 
-MODEL = "gpt-5.4"
+MODEL = IMPORTED_MODEL
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def spec_dir(codex, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("verify") / "spec"
-    import_cli(codex, out, models=(MODEL,))
-    return out
+def spec_dir(codex_import) -> Path:
+    return codex_import[0]  # conftest.py: imported once for this module and tests/importers/
 
 
 def test_sample_is_identical(codex, spec_dir, tmp_path, capsys):
@@ -42,6 +42,30 @@ def test_sample_is_identical(codex, spec_dir, tmp_path, capsys):
     assert data["not_modelled"] == ["later turns (the spec has no turns:, so its threads do not gate)"]
     assert all(v["identical"] for v in data["variants"])
     assert {t["thread"] for t in data["threads"]} >= {"two-turns", "compact-manual"} and data["threads_identical"] >= 1
+    # The site reads this real report: the Conformance page and a badge on each compared variant.
+    pages = _site_pages(spec_dir, report, tmp_path)
+    assert f"<strong>24 of 24</strong>" in pages["prompts/conformance.md"] and PINNED in pages["prompts/conformance.md"]
+    compared = {v["id"] for v in data["variants"]}
+    badges = {vid: f"identical to Codex {PINNED}" in page for vid, page in _variant_pages(spec_dir, pages).items()}
+    assert {vid for vid, badged in badges.items() if badged} == compared
+
+
+def _site_pages(spec: Path, report: Path, tmp_path: Path) -> dict[str, str]:
+    from promptspec import pipeline
+    from promptspec.measure.counter import TokenCounter
+    from promptspec.site import build as site, conformance
+
+    result = pipeline.run(spec, counter=TokenCounter(tmp_path / "tokens"))
+    return site.build_site(result, links="dir", variant_pages="all", conformance=conformance.load(report)).pages
+
+
+def _variant_pages(spec: Path, pages: dict[str, str]) -> dict[str, str]:
+    """Variant id -> its page's text."""
+    from promptspec import pipeline
+    from promptspec.measure.counter import TokenCounter
+
+    result = pipeline.run(spec, counter=TokenCounter(persist=False))
+    return {v.id: pages[f"prompts/variants/{v.slug}.md"] for v in result.variants}
 
 
 def test_a_spec_without_tools_says_what_it_does_not_compare(codex, spec_dir, tmp_path, capsys):
@@ -70,9 +94,14 @@ def test_edited_spec_fails_and_names_the_part(codex, spec_dir, tmp_path, capsys)
     shutil.copytree(spec_dir, edited)
     never = edited / "texts" / "permissions" / "approval" / "never.md"
     never.write_text(never.read_text().replace("never", "hardly ever", 1))
-    rc = main(["verify", "--cli", str(codex), "--spec", str(edited), "--sample", "48", "--format", "json"])
+    report = tmp_path / "report.json"
+    rc = main(["verify", "--cli", str(codex), "--spec", str(edited), "--sample", "48", "--format", "json", "--out", str(report)])
     data = json.loads(capsys.readouterr().out)
     assert rc == 1
+    # The site marks exactly the variants this real report found different.
+    differs = {vid for vid, page in _variant_pages(edited, _site_pages(edited, report, tmp_path)).items()
+               if f"differs from Codex {PINNED}" in page}
+    assert differs == {v["id"] for v in data["variants"] if not v["identical"]}
     bad = [v for v in data["variants"] if not v["identical"]]
     assert bad and all(v["config"]["approval_policy"] == "never" for v in bad)
     assert all("(permissions)" in v["part"] for v in bad)
@@ -92,3 +121,72 @@ def test_spec_without_codex_axes_is_refused(codex, capsys):
     rc = main(["verify", "--cli", str(codex), "--spec", str(embedded)])
     err = capsys.readouterr().err
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "axis" in err
+
+
+def _edit_tools(spec: Path) -> None:
+    """Every tool definition's description one word longer."""
+    for path in sorted((spec / "tools").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data.get("definition", {}).get("description"), str):
+            data["definition"]["description"] += " Edited."
+            path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def _edit_spec_yaml(spec: Path, change) -> None:
+    import yaml
+
+    path = spec / "spec.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert change(data["request"]["rules"]), "the imported spec has no rule to edit"
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def _flip_store(rules: list) -> bool:
+    """`store: false` (what Codex sends) becomes true."""
+    hits = [r for r in rules if r.get("params") == {"store": False}]
+    for r in hits:
+        r["params"] = {"store": True}
+    return bool(hits)
+
+
+def _swap_store_and_stream(rules: list) -> bool:
+    """`store` and `stream` trade places in every body order."""
+    hits = [r["order"] for r in rules if "store" in r.get("order", ()) and "stream" in r.get("order", ())]
+    for order in hits:
+        i, j = order.index("store"), order.index("stream")
+        order[i], order[j] = order[j], order[i]
+    return bool(hits)
+
+
+@pytest.mark.parametrize("edit, part", [
+    (_edit_tools, "tools"),
+    (lambda spec: _edit_spec_yaml(spec, _flip_store), "request parameters"),
+    (lambda spec: _edit_spec_yaml(spec, _swap_store_and_stream), "body key order"),
+], ids=["tool", "parameter", "key-order"])
+def test_every_compared_part_can_fail(codex, spec_dir, tmp_path, capsys, edit, part):
+    """A changed tool, parameter or key order (not only a text) fails verify
+    and is named: each comparison verify reports as done can catch a difference."""
+    edited = tmp_path / "edited"
+    shutil.copytree(spec_dir, edited)
+    edit(edited)
+    rc = main(["verify", "--cli", str(codex), "--spec", str(edited), "--sample", "3", "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 1, data
+    assert data["compared"] == 3 and data["identical"] == 0
+    assert {v["part"] for v in data["variants"]} == {part}
+
+
+def test_the_pinned_body_keys_are_what_codex_sends(codex):
+    """codex_release.PINNED_BODY_KEYS (which the site's download is checked
+    against) from a live capture of the installed release, not a copy."""
+    from promptspec.oracle.binary import identify
+    from promptspec.oracle.capture import harvest
+
+    from promptspec.oracle.parts import VOLATILE_BODY
+    from promptspec.spec.model import DEFAULT_BODY_ORDER
+
+    h = harvest(identify(codex), models=(MODEL,), n=2)
+    orders = {tuple(c.body) for c in h.captures if c.body}
+    assert orders == {PINNED_BODY_KEYS}
+    # promptspec's default order is Codex's, less the per-session keys it leaves out.
+    assert DEFAULT_BODY_ORDER == tuple(k for k in PINNED_BODY_KEYS if k not in VOLATILE_BODY)

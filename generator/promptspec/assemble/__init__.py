@@ -16,13 +16,12 @@ from .agents_md import (
     discover,
 )
 from .builder import (
-    PERSONALITY_PLACEHOLDER,
     Assembler,
     assemble,
     assemble_all,
-    base_instructions,
     codex_placeholder_names,
 )
+from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
 from .body import (
     body_params,
     default_params,

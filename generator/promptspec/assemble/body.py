@@ -10,7 +10,6 @@ merged over them so an importer can state exactly what was sent.
 from __future__ import annotations
 
 import copy
-import fnmatch
 from typing import Any, Mapping
 
 from ..errors import SpecError
@@ -18,24 +17,6 @@ from ..spec.model import COMPUTED_BODY_KEYS, Model, Spec, Tool
 from .request import Variant
 
 INCLUDE_REASONING = "reasoning.encrypted_content"
-
-
-def matches(spec: Spec, when: Mapping[str, tuple[str, ...]], variant: Variant, model: Model) -> bool:
-    """A `when:` of a tool or request rule: every name (an axis, else a model
-    field) must match one of its patterns."""
-    axes = _axis_names(spec)
-    for name, patterns in when.items():
-        value = variant.value(name) if name in axes else model.field_value(name)
-        if not any(fnmatch.fnmatchcase(value, p) for p in patterns):
-            return False
-    return True
-
-
-def _axis_names(spec: Spec) -> frozenset[str]:
-    names = spec.memo.get("axis_names")
-    if names is None:
-        names = spec.memo["axis_names"] = frozenset(a for a, _ in spec.axes)
-    return names
 
 
 def select_tools(spec: Spec, variant: Variant, model: Model) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
@@ -46,7 +27,7 @@ def select_tools(spec: Spec, variant: Variant, model: Model) -> tuple[tuple[Tool
     deferred: list[Tool] = []
     seen: dict[str, Tool] = {}
     for tool in spec.tools:
-        if not matches(spec, tool.when, variant, model):
+        if not tool.when.matches(variant, model):
             continue
         other = seen.setdefault(tool.tool_name, tool)
         if other is not tool:
@@ -62,7 +43,7 @@ def select_tools(spec: Spec, variant: Variant, model: Model) -> tuple[tuple[Tool
 
 def placement(spec: Spec, variant: Variant, model: Model) -> str:
     for rule in spec.request.placements:
-        if matches(spec, rule.when, variant, model):
+        if rule.when.matches(variant, model):
             return rule.place
     return "field"
 
@@ -106,7 +87,7 @@ def body_params(spec: Spec, variant: Variant, model: Model) -> tuple[tuple[str, 
     params = default_params(model)
     order = spec.request.order
     for rule in spec.request.rules:
-        if matches(spec, rule.when, variant, model):
+        if rule.when.matches(variant, model):
             params = merge(params, rule.params)
             if rule.order is not None:
                 order = rule.order

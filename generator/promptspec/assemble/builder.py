@@ -9,15 +9,14 @@ fragment that only mentions `cwd` renders once, not once per variant.
 
 from __future__ import annotations
 
-import fnmatch
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, cast
 
 import jinja2
 from jinja2 import meta, nodes
 
 from ..errors import SpecError
 from ..render.renderer import renderer_for
-from ..spec.model import SLOT_ROLE, Choice, Fragment, Spec
+from ..spec.model import BUILTIN_NAMES, SLOT_ROLE, Choice, Fragment, Spec
 from ..spec.provenance import SourceRef, digest, field_ref, ordered
 from . import agents_md
 from .body import body_params, placement, select_tools
@@ -25,6 +24,7 @@ from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
 from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
 from .layouts import choose_layout
 from .request import BaseInstructions, Message, Request, Section, Variant
+from .thread_state import first_thread
 
 # ---------------------------------------------------------------------------
 # Rendering with a cache keyed by what each template reads
@@ -130,7 +130,7 @@ class Assembler:
             raise SpecError("template nests too deeply", where, hint="simplify the expression") from None
         names = set(meta.find_undeclared_variables(tree)) - set(self.renderer.env.globals)
         for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
-            target = node.template
+            target = cast("nodes.Include", node).template  # all four carry `template`
             if isinstance(target, nodes.Const) and isinstance(target.value, str):
                 try:
                     text, path = self.spec.fs.read_text(target.value, origin=where)
@@ -182,7 +182,8 @@ class Assembler:
         hit = self._cache.get(key)
         if hit is not None:
             log.note_all(hit[1])
-            return hit[0]
+            text: str = hit[0]
+            return text
         values = ctx.values(deps)
         with log.frame() as reads:
             if ref is not None:
@@ -241,17 +242,7 @@ class Assembler:
 
     # -- assembly -------------------------------------------------------------
     def applies(self, fragment: Fragment, variant: Variant) -> bool:
-        for axis, patterns in fragment.when.items():
-            try:
-                value = variant.value(axis)
-            except KeyError:
-                raise SpecError(
-                    f"'when' names unknown axis {axis!r}", fragment.source, line=fragment.line,
-                    hint=f"axes: {', '.join(a for a, _ in self.spec.axes)}",
-                ) from None
-            if not any(fnmatch.fnmatchcase(value, p) for p in patterns):
-                return False
-        return True
+        return fragment.when.matches(variant, self.spec.model(variant.model))
 
     def section(self, fragment: Fragment, variant: Variant, ctx: "_Context") -> Section | None:
         fctx = ctx.with_fragment(fragment)
@@ -387,7 +378,7 @@ class _Context:
         self.scalars.update(overrides)
         self.scalars["thread"] = thread if thread is not None else first_thread(spec, variant, self.scalars)
         self.state_key = (_freeze(overrides), _freeze(thread))
-        self._lazy = {"model", "personality", "mode", "agents_md", "variant", "base", "tools", *spec.derived}
+        self._lazy = {*BUILTIN_NAMES, *spec.derived}
         self._deriving: set[str] = set()
         self._derived_sources: dict[str, tuple[SourceRef, ...]] = {}
         self._values: dict[str, Any] = {}
@@ -429,6 +420,8 @@ class _Context:
     def _compute(self, name: str) -> Any:
         spec, v = self.asm.spec, self.variant
         log = spec.fs.log
+        sources: dict[str, tuple[SourceRef, ...]]
+        data: dict[str, Any]
         if name == "model":
             m = self.asm._models[v.model]
             data = {
@@ -506,6 +499,7 @@ class _Context:
         for name in sorted(names):
             if self.fragment is not None and name in self.fragment.variables:
                 continue  # the fragment's yaml is recorded already
+            key: tuple[str, ...]
             if name in extra:
                 key = ("axis_ref", name, extra[name])
                 ref = self.asm._cache.get(key)
@@ -581,23 +575,6 @@ class _Context:
         else:
             names = {n for n in deps if self.has(n)}
         return {n: self.get(n) for n in names}
-
-
-def state_values(spec: Spec, variant: Variant, scalars: Mapping[str, Any]) -> dict[str, Any]:
-    """A thread's state as templates and `turns.updates` compare it: every
-    axis value, then each setting a step may change (spec.turns.settings)."""
-    values: dict[str, Any] = dict(variant.values)
-    turns = spec.turns
-    for name in (turns.settings if turns is not None else ()):
-        if name not in values:
-            values[name] = scalars.get(name)
-    return values
-
-
-def first_thread(spec: Spec, variant: Variant, scalars: Mapping[str, Any]) -> dict[str, Any]:
-    """`thread` in a first request: turn 1, nothing changed, start = now."""
-    values = state_values(spec, variant, scalars)
-    return {"request": "first", "turn": 1, "start": values, "previous": values, "changed": [], "compacted": False}
 
 
 def assemble(spec: Spec, variant: Variant) -> Request:

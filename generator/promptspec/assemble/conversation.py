@@ -21,8 +21,9 @@ from typing import Any, Iterable, Mapping
 from ..spec.model import BUILTIN_AXES, Spec
 from ..spec.scripts import Script, Step, check_script
 from ..spec.turns import HistoryPiece
-from .body import matches, merge
-from .builder import Assembler, state_values
+from .body import merge
+from .builder import Assembler
+from .thread_state import state_values
 from .request import Message, Request, Section, Variant
 
 DEFAULT_SUMMARY = "(summary)"
@@ -110,7 +111,7 @@ class Conversation:
         model = self.spec.model(now.variant.model)
         out = []
         for update in self.spec.turns.updates:
-            if not changed.intersection(update.on) or not matches(self.spec, update.when, now.variant, model):
+            if not changed.intersection(update.on) or not update.when.matches(now.variant, model):
                 continue
             sections = self.asm.later_sections(update.fragments, now.variant, now.overrides, thread)
             if sections and update.if_different:

@@ -20,6 +20,7 @@ def base_instructions(spec: Spec, model: Model, personality: str) -> BaseInstruc
     personality's spec.yaml entry when it decides what is filled or cut."""
     base = _base_instructions(spec, model, personality)
     if base.rule == "override":
+        assert spec.instructions_override is not None  # the rule says so
         text, path = spec.fs.read_text(spec.instructions_override)  # cached: the read above
         return BaseInstructions(base.text, base.rule, base.detail, base.source, (spec.fs.source_ref(path, text),))
     where = spec.models_file

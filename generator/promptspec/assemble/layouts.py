@@ -7,8 +7,6 @@ only), so a spec may give several layouts, each with a `when`.
 
 from __future__ import annotations
 
-import fnmatch
-
 from ..errors import SpecError
 from ..spec.model import Layout, Spec
 from .request import Variant
@@ -19,7 +17,7 @@ def choose_layout(spec: Spec, variant: Variant) -> Layout | None:
     if not spec.layouts:
         return None
     for lay in spec.layouts:
-        if all(any(fnmatch.fnmatchcase(variant.value(axis), p) for p in pats) for axis, pats in lay.when.items()):
+        if lay.when.matches(variant, spec.model(variant.model)):
             return lay
     raise SpecError(f"no layout matches variant {variant.id}", "spec.yaml", line=spec.layouts[0].line,
                     hint="add a layout without 'when' as the last one, or widen a 'when'")

@@ -4,17 +4,12 @@ include/exclude), and finding one variant by its axis values.
 
 from __future__ import annotations
 
-import fnmatch
 import itertools
 from typing import Mapping
 
 from ..errors import SpecError, UsageError
-from ..spec.model import Rule, Spec
+from ..spec.model import Spec
 from .request import Variant
-
-
-def _matches(rule: Rule, variant: Variant) -> bool:
-    return all(any(fnmatch.fnmatchcase(variant.value(axis), pat) for pat in pats) for axis, pats in rule.match.items())
 
 
 MAX_REQUEST_CHARS = 16 * 1024 * 1024
@@ -48,9 +43,10 @@ def matrix(spec: Spec) -> list[Variant]:
     for combo in itertools.product(*(values for _, values in spec.axes)):
         extra = tuple(zip(names[3:], combo[3:]))
         v = Variant(combo[0], combo[1], combo[2], extra)
-        if spec.include and not any(_matches(r, v) for r in spec.include):
+        model = spec.model(v.model)
+        if spec.include and not any(r.when.matches(v, model) for r in spec.include):
             continue
-        if any(_matches(r, v) for r in spec.exclude):
+        if any(r.when.matches(v, model) for r in spec.exclude):
             continue
         out.append(v)
     _check_unique_variant_slugs(out)

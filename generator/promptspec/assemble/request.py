@@ -26,7 +26,8 @@ class Variant:
 
     def value(self, axis: str) -> str:
         if axis in ("model", "personality", "mode"):
-            return getattr(self, axis)
+            value: str = getattr(self, axis)
+            return value
         return dict(self.extra)[axis]
 
     @property

@@ -12,9 +12,6 @@ WARNING = "warning"
 
 DOC_PAGE = "docs/guide/lint-rules.md"
 
-BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "tools", "thread")
-"""Names every template can read without the scenario defining them (see assemble._Context)."""
-
 IGNORED_FILES = ("prompts.lock.json", "provenance.json")
 """Files in a spec folder that are not spec input (the lock is our own output;
 provenance.json records where an imported spec's texts came from)."""
@@ -40,9 +37,10 @@ RULES: Mapping[str, RuleInfo] = {
         RuleInfo("PS103", "marker-collision", ERROR, "markers are unique and no marker is a prefix of another (case-insensitive)"),
         RuleInfo("PS104", "marker-glue", WARNING, "the rendered body does not glue onto its markers"),
         RuleInfo("PS105", "marker-non-ascii", WARNING, "markers are plain ASCII, so no look-alike character hides in them"),
+        RuleInfo("PS106", "invisible-characters", ERROR, "spec files hold no invisible characters (zero-width, bidi controls, tag characters)"),
         RuleInfo("PS201", "undefined-variable", ERROR, "every template variable (and `requires` name) is defined"),
         RuleInfo("PS202", "unused-variable", WARNING, "every variable a fragment declares is used by its templates"),
-        RuleInfo("PS203", "unknown-name", ERROR, "`when` and matrix rules name only defined axes and values"),
+        RuleInfo("PS203", "unknown-name", ERROR, "`when` and matrix rule patterns match a defined axis or field value"),
         RuleInfo("PS204", "fragment-never-applies", WARNING, "a fragment's `when` leaves at least one variant"),
         RuleInfo("PS205", "fragment-never-rendered", WARNING, "a fragment produces a section in at least one variant"),
         RuleInfo("PS301", "agents-md-truncated", WARNING, "AGENTS.md text fits in project_doc_max_bytes"),

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator
 
 import jinja2
 from jinja2 import nodes
@@ -19,13 +19,14 @@ from jinja2 import nodes
 from ..assemble import agents_md
 from ..assemble.matrix import matrix
 from ..assemble.request import Variant
-from ..errors import SpecError
+from ..errors import INVISIBLE, SpecError
 from ..render.codex import CODEX_PLACEHOLDER
 from ..render.renderer import renderer_for
-from ..spec.files import read_text_file
-from ..spec.model import ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec
+from ..spec.files import read_regular_bytes, read_text_file
+from ..spec.model import BUILTIN_NAMES, ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec, When
 from ..spec.sources import Located
-from .findings import BUILTIN_NAMES, IGNORED_FILES, Finding, finding
+from .later_turns_lint import LATER_NAMES, conversation_files
+from .findings import IGNORED_FILES, Finding, finding
 from .tool_rules import TOOL_RESULT_RULES, TOOL_SPEC_RULES
 
 # ---------------------------------------------------------------------------
@@ -226,10 +227,6 @@ def _glue(result: Any) -> Iterator[Finding]:
 # PS201 / PS202 variables
 
 
-LATER_NAMES = frozenset({"skill", "summary"})
-"""What a later-turn fragment may read besides the context: the skill of a skill message, a compaction's summary."""
-
-
 def _context_names(spec: Spec) -> set[str]:
     return set(spec.scenario) | {name for name, _ in spec.extra_axes} | set(BUILTIN_NAMES) | set(spec.derived)
 
@@ -350,22 +347,22 @@ def _axis_values(spec: Spec) -> dict[str, tuple[str, ...]]:
 
 
 def _unknown_names(spec: Spec) -> Iterator[Finding]:
+    """Patterns no value can match (the names themselves are checked at load)."""
     axes = _axis_values(spec)
 
-    def check(where: str, line: int | None, what: str, match: Mapping[str, Sequence[str]], fragment: str | None) -> Iterator[Finding]:
-        for axis, patterns in match.items():
-            if axis not in axes:
-                yield finding(
-                    "PS203", where, line,
-                    f"{what} names unknown axis {axis!r} (axes: {', '.join(axes)})", fragment=fragment,
-                )
-                continue
+    def check(where: str, line: int | None, what: str, when: When, fragment: str | None) -> Iterator[Finding]:
+        for name, patterns in when.items():
+            if name in when.fields:
+                known = sorted({m.field_value(name) for m in spec.models})
+                label = f"model field {name}"
+            else:
+                known = list(axes[name])
+                label = name
             for pattern in patterns:
-                if not any(fnmatch.fnmatchcase(v, pattern) for v in axes[axis]):
-                    label = "model" if axis == "model" else axis
+                if not any(fnmatch.fnmatchcase(v, pattern) for v in known):
                     yield finding(
                         "PS203", where, line,
-                        f"{what} names {label} {pattern!r}, which is not defined (known: {', '.join(axes[axis])})",
+                        f"{what} names {label} {pattern!r}, which is not defined (known: {', '.join(known)})",
                         fragment=fragment,
                     )
 
@@ -373,19 +370,17 @@ def _unknown_names(spec: Spec) -> Iterator[Finding]:
         yield from check(f.source, f.line, "'when'", f.when, f.name)
     for key, rules in (("include", spec.include), ("exclude", spec.exclude)):
         for rule in rules:
-            yield from check(SPEC_FILE, rule.line, f"matrix {key} rule", rule.match, None)
+            yield from check(SPEC_FILE, rule.line, f"matrix {key} rule", rule.when, None)
 
 
 def _applies(spec: Spec, f: Fragment, v: Variant) -> bool:
-    values = dict(v.values)
-    return all(any(fnmatch.fnmatchcase(values[a], p) for p in pats) for a, pats in f.when.items())
+    return f.when.matches(v, spec.model(v.model))
 
 
 def _never_applies(spec: Spec) -> Iterator[Finding]:
-    axes = _axis_values(spec)
     variants = matrix(spec)
     for f in spec.fragments:
-        if not f.when or any(a not in axes for a in f.when):
+        if not f.when:
             continue
         if not any(_applies(spec, f, v) for v in variants):
             yield finding(
@@ -402,9 +397,8 @@ def _never_applies(spec: Spec) -> Iterator[Finding]:
 def _never_rendered(result: Any) -> Iterator[Finding]:
     spec: Spec = result.spec
     sent = {s.fragment for req in result.requests for _, _, s in req.sections}
-    axes = _axis_values(spec)
     for f in spec.fragments:
-        if f.name in sent or f.later or any(a not in axes for a in f.when):
+        if f.name in sent or f.later:
             continue
         if not any(_applies(spec, f, v) for v in result.variants):
             continue  # PS204 says why
@@ -540,32 +534,10 @@ def _ignored(rel: Path) -> bool:
     return rel.name in IGNORED_FILES or rel.name.upper().startswith("README")
 
 
-def _conversation_files(spec: Spec) -> list[str]:
-    """The scripts and SKILL.md files `conversations:` and `turns:` name; running
-    the scripts (assembly only) notes what their later requests read."""
-    refs = [ref for _, ref in spec.conversations] + list(spec.turns.skill_files.values() if spec.turns else ())
-    if spec.conversations:
-        from ..assemble.conversation import conversation
-        from ..assemble.matrix import matrix
-        from ..spec.scripts import read_script
-
-        starts: dict[str, Any] = {}
-        for v in matrix(spec):
-            starts.setdefault(v.model, v)
-        for _, ref in spec.conversations:
-            try:
-                script = read_script(spec.fs.resolve(ref), ref)
-                for v in starts.values():
-                    conversation(spec, v, script)
-            except SpecError:
-                pass  # render reports a broken script; here it only means fewer files are seen as used
-    return refs
-
-
 def _orphans(result: Any) -> Iterator[Finding]:
     spec: Spec = result.spec
     fs = spec.fs
-    extra = _conversation_files(spec)
+    extra = conversation_files(spec)
     used = used_files(spec, fs.read_paths)
     for ref in extra:
         try:
@@ -590,8 +562,38 @@ def _orphans(result: Any) -> Iterator[Finding]:
 
 
 
+_INVISIBLE_CHAR = re.compile(f"[{INVISIBLE}]")
+_ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})")
+
+
+def _invisible(result: Any) -> Iterator[Finding]:
+    """Every file the spec uses, searched for characters a reviewer cannot see
+    but the model reads ("ASCII smuggling" in tag characters, zero-width text,
+    bidi reordering): the first line and how many, per file."""
+    spec: Spec = result.spec
+    for path in sorted(used_files(spec, spec.fs.read_paths)):
+        try:
+            text = read_regular_bytes(path).decode("utf-8", "replace")
+        except (SpecError, OSError):
+            continue
+        found = [(m.start(), m.group()) for m in _INVISIBLE_CHAR.finditer(text)]
+        # ... also written as a JSON/YAML escape (`\u200b`, `\U000e0049`), which loads as the character
+        found += [(m.start(), chr(int(m.group(1) or m.group(2), 16))) for m in _ESCAPED.finditer(text)
+                  if _INVISIBLE_CHAR.fullmatch(chr(int(m.group(1) or m.group(2), 16)))]
+        if not found:
+            continue
+        hits = [ch for _, ch in found]
+        line = text.count("\n", 0, min(found)[0]) + 1
+        kinds = ", ".join(f"U+{ord(ch):04X}" for ch in sorted(set(hits))[:5]) + (", ..." if len(set(hits)) > 5 else "")
+        yield finding(
+            "PS106", spec.fs.display(path), line,
+            f"{len(hits)} invisible character{'s' if len(hits) != 1 else ''} ({kinds}): the model reads them, "
+            "a reviewer sees nothing (remove them, or write the text visibly)",
+        )
+
+
 SPEC_RULES = (_roles, _marker_pairs, _marker_collisions, _marker_ascii, _variables, _unknown_names, _never_applies, *TOOL_SPEC_RULES)
 """Rules over the loaded spec alone, in the order they were written."""
 
-RESULT_RULES = (_glue, _never_rendered, _agents_truncated, _over_budget, _over_compaction, _orphans, *TOOL_RESULT_RULES)
+RESULT_RULES = (_glue, _never_rendered, _agents_truncated, _over_budget, _over_compaction, _orphans, _invisible, *TOOL_RESULT_RULES)
 """Rules over an assembled and measured run."""

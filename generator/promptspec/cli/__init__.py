@@ -35,9 +35,9 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         if args.command not in ("schema", "completion"):
-            from ..util.project_config import apply_defaults
+            from .commands import settle_defaults
 
-            apply_defaults(args)  # [tool.promptspec] in the nearest pyproject.toml
+            settle_defaults(args)  # [tool.promptspec] in the nearest pyproject.toml, by the gate rule
         return args.func(args)
     except PromptspecError as exc:
         if args.debug:

@@ -21,8 +21,53 @@ def default_spec() -> Path:
     return embedded_spec()
 
 
+SPEC_HELP = ("spec folder (default, the same for every command: spec in [tool.promptspec] of pyproject.toml "
+             "(not for gates), else templates/ at the top of the current git repository, else the embedded "
+             "example; -v shows which)")
+
+GATES = frozenset({"check", "diff", "lint", "history", "verify"})
+"""Commands a workflow uses to decide about a pull request: they take no
+defaults from the pyproject.toml the pull request brings, unless told with
+--project-config (SECURITY.md, R1)."""
+
+
 def _spec_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help="spec folder (default: the embedded example spec)")
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=SPEC_HELP)
+
+
+def settle_defaults(args: argparse.Namespace) -> None:
+    """[tool.promptspec] defaults for this command, by the gate rule; the
+    spec it names is kept for the spec rule (spec_choice)."""
+    from ..errors import UsageError
+    from ..spec.locate import repository_top
+    from ..util.project_config import apply_defaults
+
+    trusted = args.command not in GATES or getattr(args, "project_config", False)
+    applied = apply_defaults(args, trusted=trusted, work_tree=repository_top())
+    args.configured_spec = (applied.spec, applied.config.path)
+    if not applied.ignored:
+        return
+    where = applied.config.path
+    if "spec" in applied.ignored:
+        raise UsageError(
+            f"{where} names spec = {str(applied.config.get('spec'))!r} in [tool.promptspec], which `promptspec {args.command}` "
+            "does not take from a file the pull request controls; pass --spec DIR (or --project-config to trust the file)"
+        )
+    print(f"promptspec: note: {args.command} ignores [tool.promptspec] {', '.join(applied.ignored)} in {where} "
+          "(gates take options only from the command line; --project-config trusts the file)", file=sys.stderr)
+
+
+def spec_choice(args: argparse.Namespace):
+    """The command's spec by the one rule (spec/locate.py), said once with -v."""
+    choice = getattr(args, "spec_choice", None)
+    if choice is None:
+        from ..spec.locate import locate
+
+        configured, where = getattr(args, "configured_spec", (None, None))
+        choice = args.spec_choice = locate(getattr(args, "spec", None), configured=configured, configured_in=where)
+        if getattr(args, "verbose", False):
+            print(f"promptspec: spec: {choice.describe()}", file=sys.stderr)
+    return choice
 
 
 def _codex_run_args(p: argparse.ArgumentParser) -> None:
@@ -31,7 +76,7 @@ def _codex_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _spec_dir(args: argparse.Namespace) -> Path:
-    return args.spec if args.spec is not None else default_spec()
+    return spec_choice(args).path
 
 
 def _counter(args: argparse.Namespace, *, verify: bool = False):
@@ -333,7 +378,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
 def cmd_new(args: argparse.Namespace) -> int:
     from ..authoring import scaffold
 
-    spec_dir = _spec_dir(args)
+    choice = spec_choice(args)
+    choice.check_writable(f"promptspec new {args.kind}")
+    spec_dir = choice.path
     if args.kind == "fragment":
         created = scaffold.new_fragment(spec_dir, args.name, args.role, args.slot, args.description)
     elif args.kind == "mode":
@@ -341,11 +388,12 @@ def cmd_new(args: argparse.Namespace) -> int:
     else:
         created = scaffold.new_personality(spec_dir, args.name, args.description)
     for path in created.files:
-        print(f"created {path}")
+        print(f"created {_full(spec_dir, path)}")
     for path in created.edited:
-        print(f"edited {path}")
+        print(f"edited {_full(spec_dir, path)}")
     for note in created.notes:
-        print(note)
+        # The library says "run lint"; only the command line knows it was given --spec.
+        print(note.replace("`promptspec lint`", f"`promptspec lint --spec {spec_dir}`") if choice.reason == "--spec" else note)
     return 0
 
 
@@ -353,27 +401,16 @@ def cmd_new(args: argparse.Namespace) -> int:
 # diff / lock / check (review/: diff.py, report.py, lockfile.py, gitspec.py; docs/review.md)
 
 
-def _review_spec_dir(args: argparse.Namespace) -> Path:
-    """--spec, else templates/ at the top of the git repository around the
-    current directory, else the embedded spec."""
-    if args.spec is not None:
-        return args.spec
-    from ..review.gitspec import current_repo_spec
-
-    found = current_repo_spec()
-    return found if found is not None else default_spec()
-
-
 def _lock_path(args: argparse.Namespace) -> Path:
     from ..review.lockfile import default_path
 
-    return args.lock if args.lock is not None else default_path(_review_spec_dir(args))
+    return args.lock if args.lock is not None else default_path(_spec_dir(args))
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from ..review.commands import diff_command
 
-    return diff_command(args, _review_spec_dir(args), _counter(args, verify=True), _progress, lambda result, side: _timings(args, result, side))
+    return diff_command(args, _spec_dir(args), _counter(args, verify=True), _progress, lambda result, side: _timings(args, result, side))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -381,18 +418,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..review.pair import compare_command
 
     with _progress("assembling") as bar:
-        result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
+        result = pipeline.run(_spec_dir(args), counter=_counter(args), progress=bar)
     _timings(args, result)
     sys.stdout.write(compare_command(result, args.a, args.b, args.format))
     return 0
+
+
+def _full(spec_dir: Path, path: str | Path) -> Path:
+    """A path `new` wrote, in full: "created fragments/x.yaml" did not say which spec got it."""
+    p = Path(path)
+    return p if p.is_absolute() else (spec_dir / p).resolve()
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
     from .. import pipeline
     from ..review import lockfile
 
+    if args.lock is None:
+        spec_choice(args).check_writable("promptspec lock")
     with _progress("assembling") as bar:
-        result = pipeline.run(_review_spec_dir(args), counter=_counter(args), progress=bar)
+        result = pipeline.run(_spec_dir(args), counter=_counter(args), progress=bar)
     _timings(args, result)
     path = _lock_path(args)
     data = lockfile.build(result)
@@ -415,11 +460,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UsageError(f"no lock file at {path}; run `promptspec lock` to create it, then commit it")
     data = lockfile.read(path)
-    result = pipeline.run(_review_spec_dir(args), counter=_counter(args, verify=True))
+    result = pipeline.run(_spec_dir(args), counter=_counter(args, verify=True))
     _timings(args, result)
     from ..review.commands import finish_check
 
-    return finish_check(data, result, path, _review_spec_dir(args), getattr(args, "format", "text"), __version__)
+    return finish_check(data, result, path, _spec_dir(args), getattr(args, "format", "text"), __version__)
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -430,7 +475,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.format == "markdown" and args.max_chars < MIN_MARKDOWN_CHARS:
         raise UsageError(f"--max-chars must be at least {MIN_MARKDOWN_CHARS}")
     with _progress("reading releases") as bar:
-        releases = series.load_series(sides.parse_sides(args.sides), spec_dir=_review_spec_dir(args), counter=_counter(args), progress=bar)
+        releases = series.load_series(sides.parse_sides(args.sides), spec_dir=_spec_dir(args), counter=_counter(args), progress=bar)
     command = " ".join(["promptspec history", *args.sides])
     sys.stdout.write(history_report.format_history(history.build_history(releases), args.format, max_chars=args.max_chars, command=command))
     return 0

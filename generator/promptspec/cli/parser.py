@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"promptspec {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     parser.add_argument("--cache-dir", type=Path, default=None, help="token cache folder (default: the user cache folder, e.g. ~/.cache/promptspec)")
+    parser.add_argument("--project-config", action="store_true",
+                        help="let gate commands (check, diff, lint, history, verify) take defaults from [tool.promptspec] "
+                             "in pyproject.toml; off by default, since a pull request brings its own pyproject.toml")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print the pipeline's stage timings to stderr (list, build, explore, lock, check, diff, lint)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -158,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
         _spec_arg(q)
         q.set_defaults(func=commands.cmd_new)
 
-    review_spec_help = "spec folder (default: templates/ of the current git repository, else the embedded spec); for revisions, its path in the repository"
+    review_spec_help = commands.SPEC_HELP + "; for revisions, its path in the repository"
     p = sub.add_parser("diff", help="what a spec change does to every variant (git revisions or spec folders)", parents=[verbose])
     p.add_argument("base", metavar="BASE", help="git revision (origin/main, or rev:NAME) or spec folder written as a path (./DIR, DIR/, or dir:DIR)")
     p.add_argument("head", metavar="HEAD", nargs="?", default=None, help="git revision or spec folder, as for BASE (default: the working tree)")
@@ -194,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
         p.set_defaults(func=commands.cmd_lock if name == "lock" else commands.cmd_check)
 
-    from ..authoring.editor import add_commands
+    from .editor import add_commands
 
     add_commands(sub, build_parser)  # schema, completion
 

@@ -435,16 +435,10 @@ def _check_out(out: Path, force: bool, files: dict[str, str]) -> None:
         return
     if not force:
         raise SpecError("output folder is not empty", out, hint="pass --force to replace a previously imported spec, or choose another --out")
-    from ..spec.files import read_regular_bytes
+    from .output import not_an_import
 
-    try:
-        head = read_regular_bytes(out / "spec.yaml").decode("utf-8", "replace")
-    except SpecError:
-        head = ""
-    ours = {rel.split("/")[0] for rel in files}
-    foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
-    if not head.startswith(IMPORT_HEADER) or foreign:
-        why = f"it holds {foreign[0]!r}, which an import does not write" if foreign else "its spec.yaml was not written by import-codex"
+    why = not_an_import(out, files, IMPORT_HEADER)
+    if why:
         raise SpecError(
             f"refusing to replace a folder that is not an earlier import ({why})",
             out,

@@ -288,7 +288,8 @@ class TokenCounter:
 
         if missing and not self.verify:
             wanted = missing
-            from_disk = self._with_disk(lambda disk, conn: disk.lookup(conn, wanted), {})
+            nothing: dict[tuple[str, str], int] = {}
+            from_disk = self._with_disk(lambda disk, conn: disk.lookup(conn, wanted), nothing)
             implausible = [key for key, n in from_disk.items() if not _plausible(n, texts_by_key[key])]
             if implausible:
                 self._warn(f"promptspec token cache {self.cache_path} holds {len(implausible)} impossible count(s); counting those afresh.")

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from .binary import CodexBinary, CodexError
+from .binary import CodexBinary, CodexError, bounded_lines
 from .scratch import Scratch
 
 MAX_LINE = 32 * 1024 * 1024
@@ -40,8 +40,8 @@ class AppServer:
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if len(line) > MAX_LINE:
+        for line in bounded_lines(self.proc.stdout, MAX_LINE):
+            if line is None:  # longer than MAX_LINE: skipped without being held whole
                 continue
             try:
                 self._q.put(json.loads(line))
@@ -51,7 +51,9 @@ class AppServer:
 
     def _read_err(self) -> None:
         assert self.proc.stderr is not None
-        for line in self.proc.stderr:
+        for line in bounded_lines(self.proc.stderr, 64 * 1024):
+            if line is None:
+                continue
             self._stderr.append(line.decode("utf-8", "replace").rstrip())
             del self._stderr[:-20]
 

@@ -12,8 +12,11 @@ import os
 import re
 import stat
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from ..errors import PromptspecError
 
@@ -83,12 +86,71 @@ def locate(path: str | Path) -> Path:
     return real
 
 
+MAX_OUTPUT = 64 * 1024 * 1024
+"""Most bytes a Codex command may print on stdout or stderr (`debug models` prints under 1 MB)."""
+
+
+def bounded_lines(stream, limit: int) -> Iterator[bytes | None]:
+    """The lines of a binary stream, each read with a bound: a line longer than
+    `limit` is skipped (None) without ever being held whole."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):  # the rest of the long line, dropped chunk by chunk
+            line = stream.readline(limit)
+        yield None
+
+
+def _drain(stream, into: bytearray, limit: int, over: threading.Event) -> None:
+    while True:
+        chunk = stream.read1(1 << 16)
+        if not chunk:
+            return
+        if len(into) + len(chunk) > limit:
+            over.set()
+            return
+        into += chunk
+
+
+def run_bounded(argv: list[str], timeout: float, *, cwd: str | Path | None = None,
+                env: dict[str, str] | None = None) -> tuple[int, bytes, bytes, bool]:
+    """(status, stdout, stderr, over): like subprocess.run with capture_output,
+    but the child is killed once either stream passes MAX_OUTPUT (a broken or
+    hostile binary can print gigabytes; `over` says it did)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err, over = bytearray(), bytearray(), threading.Event()
+    readers = [threading.Thread(target=_drain, args=(s, b, MAX_OUTPUT, over), daemon=True)
+               for s, b in ((proc.stdout, out), (proc.stderr, err))]
+    for t in readers:
+        t.start()
+    deadline = time.monotonic() + timeout
+    try:
+        while proc.poll() is None and not over.is_set():
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(argv, timeout)
+            over.wait(0.05)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for t in readers:
+            t.join(timeout=5)
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    return proc.returncode, bytes(out), bytes(err), over.is_set()
+
+
 def identify(path: str | Path, timeout: float = 30.0) -> CodexBinary:
     """Locate the binary and read `codex --version`; refuse anything else."""
     exe = locate(path)
     try:
-        out = subprocess.run([str(exe), "--version"], capture_output=True, timeout=timeout,
-                             env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "NO_COLOR": "1"}, stdin=subprocess.DEVNULL)
+        code, stdout, stderr, _ = run_bounded([str(exe), "--version"], timeout,
+                                              env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "NO_COLOR": "1"})
+        out = subprocess.CompletedProcess([], code, stdout, stderr)
     except subprocess.TimeoutExpired:
         raise CodexError(f"{exe}: `--version` did not answer within {timeout:.0f} s",
                          hint="is this a Codex CLI binary?") from None

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from ..errors import escape_controls
+from ..util.atomic import interrupts_as_exceptions
 from .appserver import AppServer
 from .binary import CodexBinary, CodexError
 from .recorder import Recorder, RecorderError
@@ -87,7 +89,33 @@ def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) 
                          hint="report the release") from None
     if not isinstance(data, dict) or not isinstance(data.get("models"), list) or not data["models"]:
         raise CodexError("`codex debug models` printed no model catalog", release=binary.release, hint="report the release")
+    check_catalog(data, binary.release)
     return data
+
+
+MAX_MODELS = 200
+"""Most models a catalog may list (a release lists about a dozen)."""
+MAX_CONFIGS = 50 * len(PERSONALITIES) * len(MODES) * len(SANDBOX_MODES) * len(APPROVAL_POLICIES)
+"""Most configurations one harvest captures (50 models' matrices); more needs --model."""
+
+
+def check_catalog(catalog: dict[str, Any], release: str) -> None:
+    """Every slug is a safe name (it becomes a file name and a URL), once, in a
+    catalog of bounded size: checked before anything is captured or written."""
+    from ..spec.model import NAME_RE
+
+    models = catalog["models"]
+    if len(models) > MAX_MODELS:
+        raise CodexError(f"the catalog lists {len(models)} models (at most {MAX_MODELS})", release=release,
+                         hint="a broken or hostile binary; report the release")
+    seen: set[str] = set()
+    for m in models:
+        slug = m.get("slug") if isinstance(m, dict) else None
+        if not isinstance(slug, str) or not NAME_RE.match(slug) or ".." in slug or slug in seen:
+            shown = escape_controls(str(slug)[:80])
+            raise CodexError(f"the catalog's model slug {shown!r} is not a safe name, or is listed twice", release=release,
+                             hint="a broken or hostile binary; nothing was written")
+        seen.add(slug)
 
 
 def prompt_input(binary: CodexBinary, scratch: Scratch, overrides: Iterable[str] = ()) -> list[Any]:
@@ -214,6 +242,7 @@ def _reason(exc: CodexError) -> str:
     return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
 
 
+@interrupts_as_exceptions()  # SIGTERM (a CI cancel, `timeout`) still runs the finally that removes the scratch world
 def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = None, timeout: float = 60.0,
             port: int = 0) -> Harvest:
     """Catalog + the first request of every (or `n` sampled) configuration(s) of
@@ -231,6 +260,9 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
         list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
         configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
         configs = sample(configs, n)
+        if len(configs) > MAX_CONFIGS:
+            raise CodexError(f"{len(configs)} configurations to capture (at most {MAX_CONFIGS})", release=binary.release,
+                             hint="pick models with --model")
         h = Harvest(binary.release, scratch.values(), catalog,
                     commands=["codex --version", "codex debug models",
                               "codex app-server (thread/start config={model, personality?, sandbox_mode, approval_policy};"

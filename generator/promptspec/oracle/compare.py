@@ -9,7 +9,7 @@ counted as equal.
 
 from __future__ import annotations
 
-import difflib
+from ..util import textdiff
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -33,8 +33,8 @@ class Outcome:
 
 
 def short_diff(expected: str, got: str, limit: int = DIFF_LINES) -> str:
-    lines = list(difflib.unified_diff(expected.splitlines(keepends=True), got.splitlines(keepends=True),
-                                      "codex", "promptspec", n=1))
+    lines = textdiff.unified(expected.splitlines(keepends=True), got.splitlines(keepends=True), "codex", "promptspec",
+                             n=1).splitlines(keepends=True)  # budgeted: the binary's text is input too
     if not lines:  # differ only in a final newline or other invisible way
         for i, (a, b) in enumerate(zip(expected, got)):
             if a != b:

@@ -6,11 +6,21 @@ of a turn arrives here byte for byte instead of leaving the machine.  It binds
 the smallest SSE stream Codex accepts as a finished turn, and stops by itself
 after a number of requests or a deadline, so a stuck client never leaves a
 server behind.
+
+Other users of the machine can see the port, so the recorder serves only the
+Codex it was started for: the base URL holds a per-run secret path, and a
+request without it is answered 404 and never recorded or counted.  Bodies
+need a valid Content-Length of at most 64 MB, a silent connection is dropped
+after SOCKET_TIMEOUT, at most MAX_CONNECTIONS are served at once, and a broken
+connection prints nothing.  (The secret is in Codex's command line, which
+other local users can read where /proc is not mounted with `hidepid`: it stops
+anyone using the port blindly, not a user who watches the process list.)
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import socket
 import threading
 import time
@@ -19,6 +29,43 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_CONNECTIONS = 32
+"""Connections served at once; more are closed at accept (Codex opens a few)."""
+SOCKET_TIMEOUT = 30.0
+"""Seconds a connection may stay silent (a client that never sends its body is dropped)."""
+MAX_DISCARD = 1024 * 1024 * 1024
+DISCARD_SECONDS = 60.0
+"""What a refused request may send before it is cut off (read and dropped, never held)."""
+
+
+class _Server(ThreadingHTTPServer):
+    """Bounded and quiet: at most MAX_CONNECTIONS at once, and a broken
+    connection is dropped without a traceback on the importer's stderr."""
+
+    daemon_threads = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
 
 REPLY_TEXT = "ok"
 """The assistant reply every turn gets; it is a volatile part of any later
@@ -73,6 +120,7 @@ class Recorder:
         self._thread: threading.Thread | None = None
         self._deadline = 0.0
         self._stopped = False
+        self._prefix = f"/{secrets.token_urlsafe(18)}/"  # per run: other local users cannot guess it
 
     # -- lifecycle -----------------------------------------------------------
     def __enter__(self) -> "Recorder":
@@ -87,23 +135,45 @@ class Recorder:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = SOCKET_TIMEOUT
 
             def log_message(self, *args: object) -> None:  # quiet
                 pass
 
-            def _body(self) -> bytes:
-                length = int(self.headers.get("content-length") or 0)
-                if length > MAX_BODY_BYTES:
-                    raise RecorderError("request body too large")
-                return self.rfile.read(length) if length else b""
+            def _length(self) -> int | None:
+                text = (self.headers.get("content-length") or "").strip()
+                length = int(text) if text.isdigit() and len(text) < 20 else None
+                return length if length is not None and length <= MAX_BODY_BYTES else None
+
+            def _refuse(self, status: int, length: int | None) -> None:
+                """Answer and close, reading what the client sends into nothing
+                (never into memory): its stated length, else until it stops, at
+                most MAX_DISCARD bytes and DISCARD_SECONDS."""
+                self.close_connection = True
+                left, end = (length if length is not None else MAX_DISCARD), time.monotonic() + DISCARD_SECONDS
+                try:
+                    while left > 0 and time.monotonic() < end:
+                        chunk = self.rfile.read1(min(left, 1 << 16))
+                        if not chunk:
+                            break
+                        left -= len(chunk)
+                    self._empty(status)
+                except OSError:
+                    pass
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                raw = self._body()
+                # Only the Codex we started knows the per-run secret in the URL:
+                # another local client is answered 404 and counts for nothing.
+                length = self._length()
+                if not self.path.startswith(recorder._prefix) or length is None:
+                    self._refuse(404 if not self.path.startswith(recorder._prefix) else 411, length)
+                    return
+                raw = self.rfile.read(length) if length else b""
                 try:
                     body = json.loads(raw.decode("utf-8")) if raw else None
                 except (UnicodeDecodeError, json.JSONDecodeError):
                     body = None
-                n = recorder._record(Captured("POST", self.path, body, raw))
+                n = recorder._record(Captured("POST", self.path[len(recorder._prefix) - 1:], body, raw))
                 if self.path.rstrip("/").endswith("/responses") and n is not None:
                     data = _reply(n, recorder.usage_total)
                     self.send_response(200)
@@ -125,10 +195,9 @@ class Recorder:
                 self.wfile.write(b"{}")
 
         try:
-            self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+            self._server = _Server(("127.0.0.1", self.port), Handler)
         except OSError as exc:
             raise RecorderError(f"cannot listen on 127.0.0.1:{self.port}: {exc.strerror or exc}") from None
-        self._server.daemon_threads = True
         self._deadline = time.monotonic() + self.timeout
         self._thread = threading.Thread(target=self._serve, name="codex-recorder", daemon=True)
         self._thread.start()
@@ -153,7 +222,7 @@ class Recorder:
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._server.server_address[1]}{self._prefix}v1"
 
     # -- data ----------------------------------------------------------------
     def _record(self, captured: Captured) -> int | None:

@@ -11,13 +11,14 @@ new environment built from scratch, not a filtered copy.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .binary import CodexBinary, CodexError
+from .binary import MAX_OUTPUT, CodexBinary, CodexError, run_bounded
 
 DUMMY_KEY_VAR = "PROMPTSPEC_DUMMY_KEY"
 TIMEZONE = "Etc/UTC"
@@ -73,19 +74,41 @@ class Scratch:
         }
 
 
+SYSTEM_CONFIG_DIR = Path("/etc/codex")
+SYSTEM_CONFIG_FILES = ("config.toml", "managed_config.toml", "requirements.toml")
+"""Machine-wide configuration Codex reads on Unix whatever HOME and CODEX_HOME say
+(a fixed path, no override): developer instructions from it show up in the
+request, and managed_config.toml, applied over `-c`, can send it elsewhere."""
+
+
+def check_machine() -> None:
+    """Refuse to run where machine-wide Codex configuration would reach the capture."""
+    found = [n for n in SYSTEM_CONFIG_FILES if os.path.lexists(SYSTEM_CONFIG_DIR / n)]
+    if found:
+        raise CodexError(f"{SYSTEM_CONFIG_DIR / found[0]} exists: Codex reads machine-wide configuration from it, "
+                         "which would change what it sends",
+                         hint=f"run where {SYSTEM_CONFIG_DIR} holds no {', '.join(SYSTEM_CONFIG_FILES)} (a container or CI runner)")
+
+
 def make_scratch(prefix: str = "promptspec-codex-") -> Scratch:
-    """A fresh scratch world: empty HOME, a git project with one AGENTS.md."""
+    """A fresh scratch world: empty HOME, a git project with one AGENTS.md
+    (on a machine with no machine-wide Codex configuration: check_machine)."""
+    check_machine()
     base = Path(tempfile.mkdtemp(prefix=prefix))
     s = Scratch(base)
-    s.codex_home.mkdir(parents=True)
-    s.cwd.mkdir()
-    (s.cwd / "AGENTS.md").write_text(PROJECT_DOC, encoding="utf-8")
-    git = shutil.which("git")
-    if git:
-        subprocess.run([git, "init", "-q", "-b", "main", str(s.cwd)], check=False, capture_output=True,
-                       env={"PATH": "/usr/bin:/bin", "HOME": str(s.home), "GIT_CONFIG_NOSYSTEM": "1"}, timeout=30)
-    else:
-        (s.cwd / ".git").mkdir()
+    try:  # interrupted half-made (SIGTERM during `git init`): removed here, the caller never saw it
+        s.codex_home.mkdir(parents=True)
+        s.cwd.mkdir()
+        (s.cwd / "AGENTS.md").write_text(PROJECT_DOC, encoding="utf-8")
+        git = shutil.which("git")
+        if git:
+            subprocess.run([git, "init", "-q", "-b", "main", str(s.cwd)], check=False, capture_output=True,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(s.home), "GIT_CONFIG_NOSYSTEM": "1"}, timeout=30)
+        else:
+            (s.cwd / ".git").mkdir()
+    except BaseException:
+        remove_scratch(s)
+        raise
     return s
 
 
@@ -102,17 +125,26 @@ def provider_overrides(url: str) -> list[str]:
         "-c", "model_providers.promptspec_local.wire_api=responses",
         "-c", f"model_providers.promptspec_local.env_key={DUMMY_KEY_VAR}",
         "-c", "check_for_update_on_startup=false",
+        # The plugin marketplace sync is the release's one network attempt at start-up
+        # (`git ls-remote` of github.com, lookups of api.github.com and chatgpt.com; seen
+        # with strace in 0.125.0 and 0.171.0); off, the captured requests are the same.
+        "-c", "features.plugins=false",
     ]
 
 
 def run(binary: CodexBinary, scratch: Scratch, args: list[str], what: str, timeout: float = 120.0) -> str:
     """Run one Codex command in the scratch world; its stdout, or a one-line error."""
     try:
-        out = subprocess.run([str(binary.path), *args], cwd=scratch.cwd, env=scratch.env(binary), capture_output=True,
-                             stdin=subprocess.DEVNULL, timeout=timeout)
+        code, stdout, stderr, over = run_bounded([str(binary.path), *args], timeout, cwd=scratch.cwd, env=scratch.env(binary))
     except subprocess.TimeoutExpired:
         raise CodexError(f"`codex {what}` did not finish within {timeout:.0f} s", release=binary.release,
                          hint="a hung Codex; rerun, or report the release") from None
+    except OSError as exc:
+        raise CodexError(f"cannot run `codex {what}`: {exc.strerror or exc}", release=binary.release) from None
+    if over:
+        raise CodexError(f"`codex {what}` printed more than {MAX_OUTPUT // (1024 * 1024)} MB", release=binary.release,
+                         hint="a broken or hostile binary; report the release")
+    out = subprocess.CompletedProcess(args, code, stdout, stderr)
     if out.returncode != 0:
         err = _last_line(out.stderr.decode("utf-8", "replace"))
         if "unrecognized subcommand" in err or "unexpected argument" in err:

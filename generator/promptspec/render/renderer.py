@@ -156,7 +156,7 @@ class Renderer:
                 line=line,
                 hint="define it in the scenario or the fragment's 'variables', or remove it",
             ) from None
-        except jinja2.sandbox.SecurityError as exc:
+        except jinja2.exceptions.SecurityError as exc:
             name, line = self._error_location(where)
             raise SpecError(
                 f"template tried something the sandbox forbids: {exc}",

@@ -12,7 +12,7 @@ import functools
 import re
 import threading
 import time
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, cast
 
 import jinja2
 from jinja2 import nodes
@@ -225,7 +225,7 @@ def printable(value: Any, _depth: int = 0) -> Any:
                 printable(item, _depth + 1)
             return value
     kind = "a function" if callable(value) else f"a {type(value).__name__} object"
-    raise jinja2.sandbox.SecurityError(
+    raise jinja2.exceptions.SecurityError(
         f"cannot print {kind}: only text, numbers, lists and mappings print the same on every run "
         "(call it, or |list a filter's result)"
     )
@@ -252,7 +252,8 @@ class _Guard(NodeTransformer):
         self.generic_visit(node)
         self.recursive_loops -= bool(node.recursive)
         # A turn of a recursive loop costs a few plain ones (a call per level).
-        node.iter = self._call("__ps_iter", node.iter, RECURSIVE_TURN_COST) if node.recursive else self._call("__ps_iter", node.iter)
+        it = cast(nodes.Expr, node.iter)  # a loop's iterable is always an expression
+        node.iter = self._call("__ps_iter", it, RECURSIVE_TURN_COST) if node.recursive else self._call("__ps_iter", it)
         return node
 
     def _wrap(self, node: nodes.Expr) -> nodes.Node:
@@ -293,7 +294,7 @@ class _Guard(NodeTransformer):
         return node
 
     def visit_FilterBlock(self, node: nodes.FilterBlock) -> nodes.Node:
-        flt = node.filter
+        flt: nodes.Filter | None = node.filter
         while flt is not None:
             flt.args = [self.visit(a) for a in flt.args]
             flt.kwargs = [self.visit(k) for k in flt.kwargs]
@@ -315,7 +316,7 @@ def projected(n: int, what: str) -> None:
 _FORMAT_SPEC = re.compile(rb"%(?:\([^)]*\))?[-+ #0]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
 
 
-def _check_percent_format(fmt: str | bytes, args: Any) -> None:
+def _check_percent_format(fmt: str | bytes | bytearray, args: Any) -> None:
     """`'%*d' % (10**9, 1)` allocates a gigabyte before anything can look at
     the result, so widths are checked first and the result size projected."""
     data = fmt.encode("utf-8", "surrogatepass") if isinstance(fmt, str) else bytes(fmt)
@@ -359,7 +360,8 @@ class _Env(ImmutableSandboxedEnvironment):
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         try:
             tree = super()._parse(source, name, filename)
-            return _Guard().visit(tree)
+            guarded: nodes.Template = _Guard().visit(tree)
+            return guarded
         except RecursionError:
             # Jinja's parser recurses per nesting level; report it as the
             # syntax problem it is, to every caller (render, lint, assemble).

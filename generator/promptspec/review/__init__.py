@@ -24,8 +24,8 @@ from .diff import (
     file_changes,
     largest_increases,
     percent_change,
-    to_json,
 )
+from .diff_json import to_json
 from .budgets import increases_over, parse_increase
 from .history import History, Step, build_history
 from .lockfile import INSTRUCTIONS, LockDiff

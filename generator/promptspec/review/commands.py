@@ -117,7 +117,7 @@ def finish_check(lock_data: Any, result: Any, lock_path: Path, spec_dir: Path, f
 
         threads = changes(lock_data, runs(result.spec, result.variants, TokenCounter(verify=True)))
     if fmt == "json":
-        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches], conversations=threads)
+        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches], conversations=threads)  # a LockDiff
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     elif fmt in ("github", "sarif"):
         sys.stdout.write(check_output(fmt, diff, breaches, repo_relative(lock_path), result, prefix=repo_relative(spec_dir), version=version))

@@ -14,12 +14,11 @@ lives in gitspec.py, the formats a reviewer reads in report.py.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..util import textdiff
 from ..spec.provenance import SourceRef, paths_of
 from ..spec.provenance import ordered as ordered_refs
 from . import lockfile
@@ -290,12 +289,6 @@ class Diff:
         """Changed file -> the variants its change reached (a changed section built from it)."""
         return {f.path: self.reach.get(f.path, ()) for f in self.files}
 
-    def to_data(self) -> dict[str, Any]:
-        """JSON-ready, deterministic: the `--format json` document."""
-        from .diff_json import diff_data
-
-        return diff_data(self)
-
 
 # ---------------------------------------------------------------------------
 # Comparing
@@ -358,30 +351,8 @@ def _unified(before: str | None, after: str | None, label_before: str, label_aft
         return out
 
     mark = bool(before) and bool(after) and before.endswith("\n") != after.endswith("\n")  # type: ignore[union-attr]
-    a, b = lines(before, mark), lines(after, mark)
-    # difflib is quadratic (and worse) in the lines that differ (a 47 KB edit
-    # took 25 s): past a budget on the changed middle (after the common prefix and suffix), say how much
-    # differs instead of showing it.
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    mid_a, mid_b = len(a) - start - end, len(b) - start - end
-    if mid_a * mid_b > MAX_DIFF_CELLS or mid_a + mid_b > MAX_DIFF_LINES:
-        return (
-            f"--- {label_before}\n+++ {label_after}\n"
-            f"@@ -{start + 1},{mid_a} +{start + 1},{mid_b} @@ {mid_a} line(s) replaced by {mid_b}: "
-            "too many changed lines to diff line by line; compare the files directly\n"
-        )
-    diff = difflib.unified_diff(a, b, label_before, label_after, n=3, lineterm="\n")
-    return "".join(line if line.endswith("\n") else line + "\n" for line in diff)
-
-
-MAX_DIFF_LINES = 8_000
-MAX_DIFF_CELLS = 2_000_000
-"""Budget for one section's line diff: changed lines on both sides, and their product (difflib's work)."""
+    # Budgeted (util/textdiff.py): past it, the diff says how much differs instead of showing it.
+    return textdiff.unified(lines(before, mark), lines(after, mark), label_before, label_after)
 
 
 def diff_labels(fragment: str, section: str, changed: Sequence[str]) -> tuple[str, str]:
@@ -579,6 +550,3 @@ def compare_to_lock(lock_data: Mapping[str, Any], head_result, memo: dict | None
     `check` and site badges (`memo`: lockfile.variant_entries, for serve)."""
     return lockfile.compare(lock_data, head_result, memo)
 
-
-def to_json(diff: Diff) -> str:
-    return json.dumps(diff.to_data(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from typing import Any
 
 from .diff import ChangeGroup, Diff, SectionChange, SectionState, VariantChange, VariantTotals, _digest
@@ -97,5 +99,6 @@ def _group_data(g: ChangeGroup) -> dict[str, Any]:
     }
 
 
-
-
+def to_json(diff: Diff) -> str:
+    """The `--format json` document: JSON-ready, deterministic."""
+    return json.dumps(diff_data(diff), indent=2, ensure_ascii=False, sort_keys=True) + "\n"

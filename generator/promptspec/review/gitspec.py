@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator
 
 from ..errors import PromptspecError, SpecError, UsageError
+from ..spec.locate import locate
 from ..spec.model import SPEC_FILE
 from .lockfile import LOCK_FILE
 from .sides import check_unambiguous, parse_side
@@ -368,20 +369,7 @@ __all__ = [
 
 
 def current_repo_spec(cwd: Path | None = None) -> Path | None:
-    """`templates/` at the top of the git repository around `cwd`, if it is a spec folder.
-
-    The review commands default to it, so `promptspec check` in a project's
-    checkout (a pre-commit hook, a CI step) finds that project's spec."""
-    try:
-        proc = _git(Path(cwd) if cwd else None, "rev-parse", "--show-toplevel")
-    except UsageError:
-        return None
-    if proc.returncode != 0:
-        return None
-    found = Path(proc.stdout.decode("utf-8", "surrogateescape").strip()) / "templates"
-    if not (found / SPEC_FILE).is_file():
-        return None
-    try:
-        return Path(os.path.relpath(found))
-    except ValueError:  # another drive on Windows
-        return found
+    """`templates/` at the top of the git repository around `cwd`, if it is a
+    spec folder: step 3 of the spec rule (spec/locate.py), which every command follows."""
+    choice = locate(None, cwd=cwd)
+    return choice.path if choice.reason == "repository" else None

@@ -26,11 +26,11 @@ Pure: Releases in, dataclasses out; formats are in history_report.py.
 
 from __future__ import annotations
 
-import difflib
 import statistics
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from ..util import textdiff
 from .diff import crosses_headroom, largest_increases
 from .lockfile import INSTRUCTIONS, reordered
 from .reach import Reach, Universe, summarise
@@ -327,10 +327,10 @@ def _similar(b: Part, a: Part, cache: dict[tuple[str, str], bool]) -> bool:
         if len(b.text) > MAX_SIMILAR_CHARS or len(a.text) > MAX_SIMILAR_CHARS or not b.text.strip() or not a.text.strip():
             found = False
         else:
-            # By lines for long texts (characters are quadratic in difflib), by characters for short ones.
+            # By lines for long texts (characters are quadratic in difflib), by characters for short ones;
+            # budgeted like every diff (util/textdiff.py).
             x, y = (b.text, a.text) if len(b.text) + len(a.text) < 4000 else (b.text.splitlines(), a.text.splitlines())
-            sm = difflib.SequenceMatcher(None, x, y, autojunk=False)
-            found = sm.real_quick_ratio() >= SIMILAR and sm.quick_ratio() >= SIMILAR and sm.ratio() >= SIMILAR
+            found = textdiff.similar(x, y, SIMILAR)
         cache[key] = found
     return found
 
@@ -347,8 +347,7 @@ def _unified(before: str | None, after: str | None, src_b: str, src_a: str, labe
             out[-1] += "\n\\ No newline at end of file\n"
         return out
 
-    diff = difflib.unified_diff(lines(before), lines(after), f"{label_b}/{src_b}", f"{label_a}/{src_a}", n=3)
-    return "".join(line if line.endswith("\n") else line + "\n" for line in diff)
+    return textdiff.unified(lines(before), lines(after), f"{label_b}/{src_b}", f"{label_a}/{src_a}")
 
 
 def _over_budget(base: Release, head: Release) -> tuple[OverBudget, ...]:

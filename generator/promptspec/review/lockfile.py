@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..assemble import export
-from ..errors import SpecError
+from ..errors import SpecError, escape_controls
 from ..measure.figures import TOOLS_COUNT_RULE
 from ..spec.files import read_regular_bytes
 
@@ -331,10 +331,11 @@ class LockDiff:
     removed: tuple[LockVariant, ...]
     changed: tuple[LockVariantChange, ...]
     unchanged: tuple[str, ...]
+    other: tuple[str, ...] = ()  # top-level keys (sources, axes, ...) that differ from what the spec gives
 
     @property
     def matches(self) -> bool:
-        return not (self.added or self.removed or self.changed)
+        return not (self.added or self.removed or self.changed or self.other)
 
     def status_of(self, variant_id: str) -> str:
         """"added" | "removed" | "changed" | "unchanged" | "unknown": for a per-variant badge."""
@@ -369,6 +370,7 @@ class LockDiff:
                 for c in self.changed
             ],
             "unchanged": len(self.unchanged),
+            "other": list(self.other),
         }
 
 
@@ -441,21 +443,28 @@ def compare(lock_data: Mapping[str, Any], result, memo: dict[int, tuple[Any, dic
             for s in c.sections
         )
         changed.append(LockVariantChange(c.id, c.total_before, c.total_after, c.encoding_before, c.encoding_after, sections))
-    return LockDiff(diff.added, diff.removed, tuple(changed), diff.unchanged)
+    return LockDiff(diff.added, diff.removed, tuple(changed), diff.unchanged, diff.other)
 
 
 def compare_data(old: Mapping[str, Any], new: Mapping[str, Any]) -> LockDiff:
+    """Every figure the lock records is compared, not just each variant's hash
+    and total: a committed lock is pull-request input, and its per-section
+    tokens and hashes, instruction and message counts and source digests are
+    what later checks, diffs and the site's Changes page explain changes with.
+    A variant is unchanged only when its whole entry is what `lock` would write."""
     ov, nv = old.get("variants") or {}, new["variants"]
     added = tuple(LockVariant(v, _total(nv[v])) for v in sorted(set(nv) - set(ov)))
     removed = tuple(LockVariant(v, _total(ov[v])) for v in sorted(set(ov) - set(nv)))
     changed, unchanged = [], []
     for vid in sorted(set(ov) & set(nv)):
         a, b = ov[vid], nv[vid]
-        if a.get("sha256") == b["sha256"] and a.get("encoding") == b["encoding"] and _total(a) == _total(b):
+        if a == b:
             unchanged.append(vid)
             continue
         changed.append(LockVariantChange(vid, _total(a), _total(b), a.get("encoding"), b["encoding"], _section_changes(a, b)))
-    return LockDiff(added, removed, tuple(changed), tuple(unchanged))
+    # `conversations` is compared request by request by review/conversation_lock.py (it needs the threads run).
+    other = tuple(k for k in sorted(set(old) | set(new)) if k not in ("variants", "conversations") and old.get(k) != new.get(k))
+    return LockDiff(added, removed, tuple(changed), tuple(unchanged), other)
 
 
 def _signed(n: int) -> str:
@@ -504,11 +513,14 @@ def format_check(diff: LockDiff, lock_path: str, *, limit: int = 40, axes=None) 
             else:
                 parts.append(f"{s.fragment} ({s.kind}){where}")
         enc = f" [{c.encoding_before} -> {c.encoding_after}]" if c.encoding_before != c.encoding_after else ""
-        rows.append(f"  changed {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)}){enc}" + (f"  {', '.join(parts)}" if parts else ""))
+        rows.append(f"  changed {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)}){enc}"
+                    + (f"  {', '.join(parts)}" if parts else "  (the lock's recorded figures differ from the spec's)"))
     rows += [f"  added   {v.id}  {v.total} tokens" for v in diff.added]
     rows += [f"  removed {v.id}  {v.total} tokens" for v in diff.removed]
     lines += rows[:limit]
     if len(rows) > limit:
         lines.append(f"  ... and {len(rows) - limit} more")
+    if diff.other:
+        lines.append(f"  the lock's {', '.join(escape_controls(k[:40]) for k in diff.other[:10])} differ from what the spec gives")
     lines.append("run `promptspec lock` to record the new state (and commit the lock with the change)")
     return "\n".join(lines) + "\n"

@@ -181,6 +181,10 @@ def _lock_axes(data: Mapping[str, Any]) -> tuple[str, ...] | None:
     return names if names and all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names) else None
 
 
+MAX_AXES = 64
+"""More axes than any spec has: the most axis values a lock side's variant gets."""
+
+
 def from_lock(data: Mapping[str, Any], *, label: str, date: str | None = None, written: str = "",
               axis_names: tuple[str, ...] | None = None) -> Release:
     """A Release from lock data (lockfile.read): counts and hashes, no text.
@@ -190,15 +194,20 @@ def from_lock(data: Mapping[str, Any], *, label: str, date: str | None = None, w
     as many axes), else model, personality, mode, axis4, ..."""
     entries = data.get("variants") or {}
     ids = sorted(entries)
-    width = max((len(v.split("/")) for v in ids), default=3)
-    names = _lock_axis_names(width, _lock_axes(data) or axis_names)
+    # A lock is pull-request input: every variant gets `width` axis values, so
+    # width is the lock's own axis count (else a neighbour's), never more than
+    # MAX_AXES, and an id with more parts keeps the rest in its last value
+    # (cost linear in the file, not ids x the most slashes in any id).
+    declared = _lock_axes(data) or axis_names
+    width = min(len(declared) if declared else max((len(v.split("/", MAX_AXES)) for v in ids), default=3), MAX_AXES)
+    names = _lock_axis_names(width, declared)
     values: dict[str, dict[str, None]] = {n: {} for n in names}
     variants: dict[str, VariantSnap] = {}
     parts_seen: dict[tuple, Part] = {}  # the same section in many variants: one Part
     empty = _sha("")
     for vid in ids:
         entry = entries[vid]
-        bits = vid.split("/")
+        bits = vid.split("/", width - 1)
         pairs = tuple(zip(names, bits + [""] * (width - len(bits))))
         for axis, value in pairs:
             values[axis][value] = None

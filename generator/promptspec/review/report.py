@@ -4,11 +4,12 @@ pull-request comment (size-capped, fences longer than their content).
 
 from __future__ import annotations
 
-import re
 from typing import Iterable, Sequence
 
-from .diff import ChangeGroup, Diff, SectionChange, VariantChange, to_json
+from .diff import ChangeGroup, Diff, SectionChange, VariantChange
+from .diff_json import to_json
 from .lockfile import INSTRUCTIONS
+from ..util.gh_markdown import fence_for, fenced, md_code, md_escape
 from .worddiff import long_line_changes
 
 # ---------------------------------------------------------------------------
@@ -148,31 +149,7 @@ def _alerts(diff: Diff) -> list[str]:
 # ---------------------------------------------------------------------------
 # Markdown (a pull-request comment)
 
-_MD_SPECIAL = set("\\`*_{}[]<>()!|~&\"'$#@:=")
-
-
-def md_escape(text: str) -> str:
-    """Spec text as inert Markdown/HTML: punctuation Markdown or GitHub would
-    act on becomes a numeric entity (no emphasis, links, @mentions, #refs,
-    table-cell breaks, raw HTML)."""
-    text = " ".join(str(text).split())
-    return "".join(f"&#{ord(c)};" if c in _MD_SPECIAL else c for c in text)
-
-
-def md_code(text: str) -> str:
-    return f"<code>{md_escape(text)}</code>"
-
-
-def fence_for(content: str) -> str:
-    """A backtick fence longer than any backtick run in `content` (min 3), so the text cannot close it."""
-    longest = max((len(m) for m in re.findall(r"`+", content)), default=0)
-    return "`" * max(3, longest + 1)
-
-
-def fenced(content: str, info: str = "diff") -> str:
-    fence = fence_for(content)
-    body = content if content.endswith("\n") else content + "\n"
-    return f"{fence}{info}\n{body}{fence}\n"
+# md_escape, md_code, fence_for and fenced: util/gh_markdown.py, shared by every writer for GitHub.
 
 
 MIN_MARKDOWN_CHARS = 2000

@@ -48,6 +48,8 @@ def load(path: str | Path) -> Conformance:
         return Conformance(str(data["codex_release"]), str(data["date"]), int(data["compared"]), int(data["identical"]),
                            int(data.get("matrix_size", 0)), tuple(str(x) for x in data.get("not_modelled", ())),
                            variants, p.name)
+    except RecursionError:
+        raise SpecError("verify report nests too deeply", p, hint="store the report of one verify run") from None
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         raise SpecError(f"not a promptspec verify report ({' '.join(str(exc).split())[:80]})", p,
                         hint="write one with `promptspec verify --cli PATH --out FILE`") from None

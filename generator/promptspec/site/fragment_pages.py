@@ -21,19 +21,15 @@ from .markup import (
     quoted,
     table,
 )
-from .page_parts import PLACEHOLDER, join_blocks, page_head, para
+from .page_parts import PLACEHOLDER, conditions, join_blocks, page_head, para
 
 # ---------------------------------------------------------------------------
 # Fragments
 
 
 def _conditions(f) -> str:
-    parts = []
-    for axis, pats in f.when.items():
-        parts.append(f"{h(axis)} ∈ " + ", ".join(f"<code>{h(p)}</code>" for p in pats))
-    if f.requires:
-        parts.append("requires " + ", ".join(f"<code>{h(r)}</code>" for r in f.requires))
-    return "; ".join(parts) or "always"
+    requires = ["requires " + ", ".join(f"<code>{h(r)}</code>" for r in f.requires)] if f.requires else []
+    return conditions(f.when, *requires)
 
 
 def fragments_index_page(idx: SiteIndex) -> str:

@@ -25,6 +25,8 @@ import json
 import re
 from typing import Iterable, Mapping, Sequence
 
+from ..errors import reveal_invisible
+
 # Characters a Markdown preprocessor might rewrite inside a raw HTML block.
 _PRE_REFS = {
     "\t": "&#9;",
@@ -55,7 +57,9 @@ def h(text: object) -> str:
 
 
 def _escape(s: str) -> str:
-    return _PRE_RE.sub(lambda m: _PRE_REFS[m.group()], html.escape(s, quote=True))
+    # Invisible characters (zero-width, bidi, tag characters) become visible
+    # `\u200b` escapes: a page must not show a prompt line the model reads differently.
+    return _PRE_RE.sub(lambda m: _PRE_REFS[m.group()], html.escape(reveal_invisible(s), quote=True))
 
 
 @functools.lru_cache(maxsize=16384)

@@ -4,7 +4,7 @@ paragraphs, axis titles.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from .index import AXIS_TITLES
 from .markup import (
@@ -32,5 +32,11 @@ def para(html_: str) -> str:
 
 def axis_title(axis: str) -> str:
     return AXIS_TITLES.get(axis, axis)
+
+
+def conditions(when: Mapping[str, Sequence[str]], *extra: str) -> str:
+    """A `when` as HTML (`mode ∈ plan; …`), the same on every page kind; "always" when empty."""
+    parts = [f"{h(k)} ∈ " + ", ".join(f"<code>{h(p)}</code>" for p in pats) for k, pats in when.items()]
+    return "; ".join([*parts, *extra]) or "always"
 
 

@@ -143,6 +143,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.cache = None  # site.PageCache, likewise
         self.series = None  # review.series.SeriesCache: history releases, likewise
         self.prebuilt = None  # the Result of on_pre_build, used by on_files
+        self.preloaded = None  # on_pre_build's (changes, history, conformance), used by on_files
         self.generated = None  # site.build.Pages of the current build
         self.summary = None  # the build's log line, written once the pages are read (on_env)
         from .mkdocs_pages import Digests, FastPages
@@ -211,6 +212,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         try:
             with Progress("promptspec: assembling", enabled=None) as bar:
                 self.prebuilt = self._open_session().run(progress=bar)
+            self.preloaded = self._load_options(self.prebuilt, self.session.counter)
         except (PromptspecError, TokenizerError) as exc:
             message = exc.oneline() if isinstance(exc, PromptspecError) else " ".join(str(exc).split())
             raise PluginError(f"promptspec: error: {message}") from None
@@ -231,9 +233,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
     def _generate(self, config, files: Files):
         from .. import pipeline
         from ..util.progress import Progress
-        from . import changes as site_changes
         from . import lint_page as site_lint
-        from .base import BaseLoader
         from .build import PageCache, build_site
 
         self._open_session()
@@ -246,26 +246,9 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 result = self.session.run(progress=bar)
         self.watch_dirs = sorted(set(result.spec.fs.roots.values()))
         findings = site_lint.run(result)
-        if self.bases is None:
-            self.bases = BaseLoader()
-        t = time.perf_counter()
-        try:
-            changes = self.bases.load(self.config.base, self.spec_dir, result, counter=counter, root=self.base_dir)
-        except PromptspecError as exc:
-            message = exc.oneline()
-            if not self.serving:
-                raise PluginError(f"promptspec: error: {message}") from None
-            _report(f"promptspec: error: {message} (the Changes page and badges are off until it is fixed)")
-            self.base_error = message
-            changes = site_changes.failed(self.config.base, message)
-        result.timings["base"] = time.perf_counter() - t
-        history = self._history(counter) if self.config.history else None
+        preloaded, self.preloaded = self.preloaded, None
+        changes, history, conformance = preloaded or self._load_options(result, counter)
         rules = self.config.lint_rules if files.get_file_from_path(self.config.lint_rules) is not None else None
-        conformance = None
-        if self.config.conformance:
-            from . import conformance as site_conformance
-
-            conformance = site_conformance.load(self.base_dir / self.config.conformance)
         # Pages are kept for the next rebuild only under serve; `mkdocs build` runs once.
         cache = self.cache if self.serving else PageCache(keep=False)
         with Progress("promptspec: pages", enabled=show) as bar:
@@ -285,6 +268,34 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             f"{self.fast.fast} rendered fast, {self.fast.reused} renders reused, {self.fast.whole} pages reused whole) · {timings}"
         )
         return site, result
+
+    def _load_options(self, result, counter):
+        """(changes, history, conformance) from the options `base`, `history` and
+        `conformance`.  `mkdocs build` loads them in on_pre_build, before MkDocs
+        cleans site_dir, so a bad one fails with the previous site in place."""
+        from . import changes as site_changes
+        from .base import BaseLoader
+
+        if self.bases is None:
+            self.bases = BaseLoader()
+        t = time.perf_counter()
+        try:
+            changes = self.bases.load(self.config.base, self.spec_dir, result, counter=counter, root=self.base_dir)
+        except PromptspecError as exc:
+            message = exc.oneline()
+            if not self.serving:
+                raise PluginError(f"promptspec: error: {message}") from None
+            _report(f"promptspec: error: {message} (the Changes page and badges are off until it is fixed)")
+            self.base_error = message
+            changes = site_changes.failed(self.config.base, message)
+        result.timings["base"] = time.perf_counter() - t
+        history = self._history(counter) if self.config.history else None
+        conformance = None
+        if self.config.conformance:
+            from . import conformance as site_conformance
+
+            conformance = site_conformance.load(self.base_dir / self.config.conformance)
+        return changes, history, conformance
 
     def _history(self, counter):
         """The History section's data (option `history`); releases are kept across serve rebuilds."""

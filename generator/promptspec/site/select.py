@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import UsageError
+from ..spec.model import When
 
 AUTO_LIMIT = 1000
 """`auto` publishes a page per variant up to this many variants."""
@@ -118,5 +119,5 @@ def select(option: VariantPages, variants: Sequence[Any], axes: Iterable[tuple[s
             if not any(fnmatch.fnmatchcase(x, pat) for x in values[axis]):
                 shown = ", ".join(values[axis][:12]) + (", ..." if len(values[axis]) > 12 else "")
                 raise UsageError(f"{where}: no value of axis {axis!r} matches {pat!r} (values: {shown})")
-    allowed = {axis: {x for x in values[axis] if any(fnmatch.fnmatchcase(x, p) for p in pats)} for axis, pats in option.filters}
-    return frozenset(v for v in variants if all(v.value(axis) in ok for axis, ok in allowed.items()))
+    when = When(dict(option.filters))
+    return frozenset(v for v in variants if when.matches(v))

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 
 from ..assemble.request import Variant
 from ..measure.encodings import codex_estimate, get_encoding
-from ..spec.model import Tool
 from .index import SiteIndex, spread
 from .markup import Cell, block, h, link, num, pre, table
-from .page_parts import join_blocks, page_head, para
+from .page_parts import conditions, join_blocks, page_head, para
 from .summary import vlink
 
 COUNT_NOTE = (
@@ -53,11 +52,6 @@ def tool_uses(idx: SiteIndex) -> dict[str, list[ToolUse]]:
 
 def _count(encoding: str, text: str) -> int:
     return len(get_encoding(encoding).encode_ordinary(text)) if text else 0
-
-
-def _when(tool: Tool) -> str:
-    parts = [f"{h(k)} ∈ " + ", ".join(f"<code>{h(p)}</code>" for p in pats) for k, pats in tool.when.items()]
-    return "; ".join(parts) or "always"
 
 
 def tools_index_page(idx: SiteIndex) -> str:
@@ -103,7 +97,7 @@ def tool_page(idx: SiteIndex, name: str) -> str:
         [Cell("description", header=True), h(t.description) or "–"],
         [Cell("owner", header=True), h(t.owner) or "–"],
         [Cell("sent as", header=True), f"<code>{h(t.tool_name)}</code> ({h(t.kind)})"],
-        [Cell("when", header=True), _when(t)],
+        [Cell("when", header=True), conditions(t.when)],
         [Cell("placement", header=True), "deferred: listed by name and description in a section, not sent as JSON" if t.deferred
          else ", ".join(sorted({PLACES[u.placement] for u in sent})) or "–"],
         [Cell("defined in", header=True), f"<code>{h(t.source)}</code>"],

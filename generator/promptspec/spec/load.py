@@ -28,11 +28,12 @@ from .model import (
     Budget,
     Choice,
     Fragment,
+    Model,
     Rule,
     Spec,
 )
 from . import shaping
-from .reader import Reader, check_name, check_unique_slugs
+from .reader import Reader, check_name, check_unique_slugs, parse_when, read_when
 from .sources import Located, load_json, load_yaml
 from .tools import load_placements, load_request, load_tools
 from .turns import load_turns
@@ -137,8 +138,8 @@ def load_spec(root: str | Path) -> Spec:
     axis_names = set(BUILTIN_AXES) | {name for name, _ in extra_axes}
     matrix = Reader(top.get("matrix", dict, {}), shown, "matrix")
     matrix.unknown({"include", "exclude"}, "matrix")
-    include = _rules(matrix, "include", axis_names)
-    exclude = _rules(matrix, "exclude", axis_names)
+    include = _rules(matrix, "include", axis_names, models)
+    exclude = _rules(matrix, "exclude", axis_names, models)
 
     layout = dict(DEFAULT_LAYOUT)
     raw_layout = top.get("layout", dict)
@@ -156,7 +157,7 @@ def load_spec(root: str | Path) -> Spec:
         if dup:
             raise top.err("layout", f"slot '{dup[0]}' appears twice in the layout", hint="each slot has one place")
 
-    layouts = shaping.layouts(top, axis_names)
+    layouts = shaping.layouts(top, axis_names, models)
     if layouts:
         if raw_layout is not None and any(group in raw_layout for group in DEFAULT_LAYOUT):
             raise top.err("layouts", "give either 'layout' groups or 'layouts', not both", hint="'layout: {tools: ...}' may stay")
@@ -181,7 +182,7 @@ def load_spec(root: str | Path) -> Spec:
             raise tokens.err("encodings", f"encoding for {pattern!r} must be a name such as o200k_base")
         encodings.append((str(pattern), enc))
 
-    fragments = _fragments(top, root, fs, layout, shown)
+    fragments = _fragments(top, root, fs, layout, shown, axis_names, models)
 
     tool_defs, *tools_cfg = load_tools(top, fs, axis_names, models)
     placements = load_placements(
@@ -375,22 +376,15 @@ def _choices(top: Reader, key: str, default: tuple[str, ...], fs: SpecFS) -> tup
     return tuple(out)
 
 
-def _rules(matrix: Reader, key: str, axis_names: set[str]) -> tuple[Rule, ...]:
+def _rules(matrix: Reader, key: str, axis_names: set[str], models: tuple[Model, ...]) -> tuple[Rule, ...]:
+    """A matrix rule is a condition written without the `when:` key."""
     raw = matrix.get(key, list, [])
     rules = []
     for item in raw:
         line = getattr(item, "line", matrix.line(key))
         if not isinstance(item, dict) or not item:
             raise SpecError(f"each matrix {key} rule must be a mapping of axis: value(s)", matrix.where, line=line)
-        match: dict[str, tuple[str, ...]] = {}
-        for axis, values in item.items():
-            if axis not in axis_names:
-                raise SpecError(f"matrix {key} rule names unknown axis {axis!r}", matrix.where, line=line, hint=f"axes: {', '.join(sorted(axis_names))}")
-            values = [values] if isinstance(values, str) else values
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise SpecError(f"matrix {key} rule for {axis!r} must be a string or list of strings", matrix.where, line=line)
-            match[axis] = tuple(values)
-        rules.append(Rule(MappingProxyType(match), line))
+        rules.append(Rule(parse_when(item, matrix.where, line, axes=axis_names, models=models, what=f"matrix {key} rule"), line))
     return tuple(rules)
 
 
@@ -438,7 +432,8 @@ FRAGMENT_KEYS = {
 }
 
 
-def _fragments(top: Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[str, ...]], shown: str) -> tuple[Fragment, ...]:
+def _fragments(top: Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[str, ...]], shown: str,
+               axis_names: set[str], models: tuple[Model, ...]) -> tuple[Fragment, ...]:
     folder_ref = top.text("fragments", "fragments")
     folder = fs.resolve(folder_ref, origin=shown)
     if not folder.is_dir():
@@ -480,10 +475,7 @@ def _fragments(top: Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[s
         engine = r.text("engine", "jinja")
         if engine not in ENGINES:
             raise r.err("engine", f"engine must be one of {', '.join(ENGINES)}, found {engine!r}")
-        when: dict[str, tuple[str, ...]] = {}
-        wr = Reader(r.get("when", dict, {}), where, "when")
-        for axis in wr.data:
-            when[str(axis)] = wr.str_list(str(axis))
+        when = read_when(r, axes=axis_names, models=models)
         variables = r.get("variables", dict, {})
         for key in variables:
             if not isinstance(key, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
@@ -498,7 +490,7 @@ def _fragments(top: Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[s
                 body=body,
                 body_file=body_file,
                 engine=engine,
-                when=MappingProxyType(when),
+                when=when,
                 requires=r.str_list("requires"),
                 description=r.text("description", ""),
                 owner=r.text("owner", ""),

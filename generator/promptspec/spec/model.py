@@ -8,12 +8,13 @@ past the spec stage touches YAML, JSON or raw dicts.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping, Protocol
 
 from .files import SpecFS
 from .limits import Limits
@@ -22,6 +23,9 @@ SPEC_FILE = "spec.yaml"
 ROLES = ("developer", "user")
 ENGINES = ("jinja", "codex")
 BUILTIN_AXES = ("model", "personality", "mode")
+BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "tools", "thread")
+"""Names every template can read without the scenario defining them (assemble's
+context provides them); a derived value or scenario key may not hide them."""
 
 # Codex's order of sections (see docs/spec-format.md for the sources).
 DEFAULT_LAYOUT: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -143,6 +147,71 @@ class Choice:
     """Personalities: a heading line whose section is removed from templates without the placeholder."""
 
 
+class _Cell(Protocol):
+    """What a `When` reads from a variant (assemble's Variant has it)."""
+
+    def value(self, axis: str) -> str: ...
+
+
+class When(Mapping[str, tuple[str, ...]]):
+    """Which variants a rule applies to: every name must match one of its
+    fnmatch patterns.  A name is an axis, else a models.json field of the
+    variant's model (compared in its JSON spelling when it is not a string).
+
+    One type for fragments, tools, layouts, request rules, placements and
+    matrix include/exclude, so the grammar and the matching cannot drift apart
+    (they once had four parsers and six matchers).  Read it with
+    `spec.reader.read_when`, which checks every name at load."""
+
+    __slots__ = ("_terms", "_fields")
+
+    def __init__(self, terms: Mapping[str, tuple[str, ...]] | None = None, fields: frozenset[str] = frozenset()):
+        self._terms: dict[str, tuple[str, ...]] = {str(k): tuple(v) for k, v in (terms or {}).items()}
+        self._fields = frozenset(fields) & set(self._terms)
+
+    @property
+    def fields(self) -> frozenset[str]:
+        """The names that are model fields (all others are axes)."""
+        return self._fields
+
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        return self._terms[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._terms)
+
+    def __len__(self) -> int:
+        return len(self._terms)
+
+    def __hash__(self) -> int:
+        return hash((tuple(self._terms.items()), self._fields))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, When):
+            return self._terms == other._terms and self._fields == other._fields
+        return isinstance(other, Mapping) and self._terms == dict(other.items())
+
+    def __repr__(self) -> str:
+        return f"When({self._terms!r})"
+
+    def matches(self, variant: _Cell, model: "Model | None" = None) -> bool:
+        """True when every name matches; `model` is needed only for field names."""
+        for name, patterns in self._terms.items():
+            if name in self._fields:
+                if model is None:
+                    raise ValueError(f"'when' names the model field {name!r}: pass the variant's model")
+                value = model.field_value(name)
+            else:
+                value = variant.value(name)
+            if not any(fnmatch.fnmatchcase(value, p) for p in patterns):
+                return False
+        return True
+
+
+ALWAYS = When()
+"""The empty condition: matches every variant."""
+
+
 @dataclass(frozen=True)
 class Fragment:
     name: str
@@ -153,7 +222,7 @@ class Fragment:
     body: str | None
     body_file: str | None
     engine: str
-    when: Mapping[str, tuple[str, ...]]
+    when: When
     requires: tuple[str, ...]
     description: str
     owner: str
@@ -182,7 +251,7 @@ class Tool:
     kind: str  # `definition.type`: function, custom, namespace, web_search, ...
     definition: Any = field(hash=False)
     serialized: str
-    when: Mapping[str, tuple[str, ...]] = field(hash=False)
+    when: When = field(hash=False)
     deferred: bool
     description: str
     owner: str
@@ -204,7 +273,7 @@ class Placement:
     """Where a variant's tools go: the request's `tools` field or an input item."""
 
     place: str  # "field" | "input"
-    when: Mapping[str, tuple[str, ...]] = field(hash=False)
+    when: When = field(hash=False)
     line: int | None = None
 
 
@@ -212,7 +281,7 @@ class Placement:
 class ParamRule:
     """Request parameters for the variants a `when` matches, merged over the defaults."""
 
-    when: Mapping[str, tuple[str, ...]] = field(hash=False)
+    when: When = field(hash=False)
     params: Mapping[str, Any] = field(hash=False)
     order: tuple[str, ...] | None = None
     line: int | None = None
@@ -233,9 +302,9 @@ class RequestConfig:
 
 @dataclass(frozen=True)
 class Rule:
-    """One include/exclude rule: axis -> accepted values (fnmatch patterns)."""
+    """One include/exclude rule: the variants it keeps or drops."""
 
-    match: Mapping[str, tuple[str, ...]]
+    when: When
     line: int | None = None
 
 
@@ -275,7 +344,7 @@ class Layout:
     """One message layout, for the variants its `when` matches: the messages in
     send order, each a role and its slots, and where the base instructions go."""
 
-    when: Mapping[str, tuple[str, ...]]
+    when: When
     messages: tuple[tuple[str, tuple[str, ...]], ...]
     instructions: str = "field"  # "field": the request's `instructions`; "section": a fragment places them
     line: int | None = None
@@ -333,13 +402,16 @@ class Spec:
         return table
 
     def model(self, slug: str) -> Model:
-        return self._lookup("model", self.models, "slug")[slug]
+        found: Model = self._lookup("model", self.models, "slug")[slug]
+        return found
 
     def mode(self, name: str) -> Choice:
-        return self._lookup("mode", self.modes, "name")[name]
+        found: Choice = self._lookup("mode", self.modes, "name")[name]
+        return found
 
     def personality(self, name: str) -> Choice:
-        return self._lookup("personality", self.personalities, "name")[name]
+        found: Choice = self._lookup("personality", self.personalities, "name")[name]
+        return found
 
     @property
     def axes(self) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -114,7 +114,7 @@ class ReadLog:
 
 def ordered(refs: Iterable[SourceRef]) -> tuple[SourceRef, ...]:
     """Deterministic order: by key (path, field), then lines."""
-    unique = {}
+    unique: dict[tuple[Any, ...], SourceRef] = {}
     for ref in refs:
         unique.setdefault((ref.key, ref.first_line, ref.last_line, ref.digest), ref)
     return tuple(unique[k] for k in sorted(unique))

@@ -4,11 +4,15 @@ line and says what to do, because a spec is edited by hand.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import json
+from typing import TYPE_CHECKING, Any, Collection, Iterable
 
 from ..errors import SpecError
-from .model import NAME_RE
+from .model import MODEL_FIELDS, NAME_RE, When
 from .sources import Located
+
+if TYPE_CHECKING:
+    from .model import Model
 
 # ---------------------------------------------------------------------------
 # Small validation helpers: each raises a SpecError with file and line.
@@ -55,7 +59,7 @@ class Reader:
         if isinstance(value, str):
             value = [value]
         for item in value:
-            if not isinstance(item, str) or isinstance(item, bool):
+            if not isinstance(item, str):
                 raise self.err(key, f"'{key}' must be a list of strings, found {typename(item)} in it")
         return tuple(value)
 
@@ -67,6 +71,47 @@ class Reader:
                 f"unknown key '{extra[0]}' in {what}",
                 hint=f"allowed keys: {', '.join(sorted(allowed))}",
             )
+
+
+def read_when(r: Reader, key: str = "when", *, axes: Collection[str], models: "Iterable[Model]",
+              what: str | None = None) -> When:
+    """The one reader of a `when:` condition (see docs/spec-format.md, "Conditions")."""
+    raw = r.get(key, dict, {}) or {}
+    return parse_when(raw, r.where, r.line(key), axes=axes, models=models, what=what or f"'{key}'")
+
+
+def parse_when(raw: Any, where: str, line: int | None, *, axes: Collection[str], models: "Iterable[Model]",
+               what: str = "'when'") -> When:
+    """A mapping of name -> value or list of values (fnmatch patterns).  A
+    name is an axis, else a models.json field; a value that is not a string
+    (YAML `true`, `12`, `null`) stands for its JSON spelling, the way a field
+    is compared.  Every name is checked here, at load, so a typo is an error
+    naming the file and line, wherever the condition is written."""
+    wr = Reader(raw, where, what)
+    fields = set(MODEL_FIELDS) | {k for m in models for k in m.extra}
+    terms: dict[str, tuple[str, ...]] = {}
+    field_names: set[str] = set()
+    for name, value in raw.items():
+        name = str(name)
+        at = line if line is not None else wr.line(name)
+        if name not in axes:
+            if name not in fields:
+                raise SpecError(
+                    f"{what} names {name!r}, which is neither an axis nor a field of any model",
+                    where, line=at,
+                    hint=f"axes: {', '.join(sorted(axes))}; or a models.json field such as shell_type",
+                )
+            field_names.add(name)
+        patterns = []
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, (bool, int, float)) or v is None:
+                v = json.dumps(v)
+            if not isinstance(v, str):
+                raise SpecError(f"{what}: '{name}' must be a value or a list of values, found {typename(v)} in it",
+                                where, line=at)
+            patterns.append(v)
+        terms[name] = tuple(patterns)
+    return When(terms, frozenset(field_names))
 
 
 def typename(value: Any) -> str:

@@ -49,7 +49,8 @@ def schema_text(kind: str) -> str:
 
 
 def load_schema(kind: str) -> dict[str, Any]:
-    return json.loads(schema_text(kind))
+    data: dict[str, Any] = json.loads(schema_text(kind))
+    return data
 
 
 def schema_url(kind: str) -> str:

@@ -17,11 +17,9 @@ from types import MappingProxyType
 from typing import Mapping
 
 from ..errors import SpecError
-from .model import ROLES, Layout
-from .reader import Reader, check_name
+from .model import BUILTIN_NAMES, ROLES, Layout, Model
+from .reader import Reader, check_name, read_when
 
-RESERVED_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "thread")
-"""Names every template has built in; a derived value may not hide them."""
 
 LAYOUT_KEYS = {"when", "messages", "instructions"}
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -29,20 +27,20 @@ HEADING = re.compile(r"^#{1,6} \S[^\n]*$")
 
 
 def fills(r: Reader) -> str | None:
-    value = r.get("fills", str)
+    value: str | None = r.get("fills", str)
     if value:
         check_name(value, r.where, r.line("fills"), "personality variable")
     return value
 
 
 def heading(r: Reader, key: str) -> str | None:
-    value = r.get(key, str)
+    value: str | None = r.get(key, str)
     if value is not None and not HEADING.match(value):
         raise r.err(key, f"'{key}' must be one Markdown heading line such as '# Personality', found {value!r}")
     return value
 
 
-def layouts(top: Reader, axis_names: set[str]) -> tuple[Layout, ...]:
+def layouts(top: Reader, axis_names: set[str], models: tuple[Model, ...]) -> tuple[Layout, ...]:
     raw = top.get("layouts", list)
     if raw is None:
         return ()
@@ -56,13 +54,7 @@ def layouts(top: Reader, axis_names: set[str]) -> tuple[Layout, ...]:
                             top.where, line=line)
         r = Reader(item, top.where, "layout")
         r.unknown(LAYOUT_KEYS, "a layout")
-        when: dict[str, tuple[str, ...]] = {}
-        wr = Reader(r.get("when", dict, {}), top.where, "when")
-        for axis in wr.data:
-            if axis not in axis_names:
-                raise SpecError(f"layout 'when' names unknown axis {axis!r}", top.where, line=line,
-                                hint=f"axes: {', '.join(sorted(axis_names))}")
-            when[str(axis)] = wr.str_list(str(axis))
+        when = read_when(r, axes=axis_names, models=models, what="layout 'when'")
         instructions = r.text("instructions", "field")
         if instructions not in ("field", "section"):
             raise r.err("instructions", f"instructions must be 'field' or 'section', found {instructions!r}")
@@ -87,7 +79,7 @@ def layouts(top: Reader, axis_names: set[str]) -> tuple[Layout, ...]:
             messages.append((role, slots))
         if not messages:
             raise SpecError("a layout needs at least one message", top.where, line=line, hint="add 'messages:'")
-        out.append(Layout(MappingProxyType(when), tuple(messages), instructions, line))
+        out.append(Layout(when, tuple(messages), instructions, line))
     return tuple(out)
 
 
@@ -129,7 +121,7 @@ def derived(top: Reader, taken: set[str]) -> dict[str, str]:
     for name, source in raw.items():
         if not isinstance(name, str) or not VARIABLE.match(name):
             raise top.err("derived", f"derived name {name!r} is not a valid variable name", hint="use letters, digits and _")
-        if name in taken or name in RESERVED_NAMES:
+        if name in taken or name in BUILTIN_NAMES:
             raise top.err("derived", f"derived value {name!r} would hide a scenario key, an axis or a built-in name",
                           hint="rename it")
         if not isinstance(source, str):

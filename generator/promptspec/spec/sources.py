@@ -19,7 +19,7 @@ from ..errors import SpecError
 from .files import not_text, read_regular_bytes, read_text_file
 
 
-class Located(dict):
+class Located(dict):  # type: ignore[type-arg]  # holds YAML/JSON values of any type
     """A dict that knows the 1-based line of itself and of each of its keys."""
 
     line: int | None = None
@@ -49,7 +49,7 @@ class _Loader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         self.nodes_seen += 1
         if self.nodes_seen > MAX_YAML_NODES:
-            mark = self.peek_event().start_mark
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]  # the stubs leave it unannotated
             raise SpecError(
                 f"YAML file has more than {MAX_YAML_NODES} values",
                 self.name,

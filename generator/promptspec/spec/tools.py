@@ -23,15 +23,15 @@ from .model import (
     COMPUTED_BODY_KEYS,
     DEFAULT_BODY_ORDER,
     DEFAULT_DESCRIPTION_BUDGET,
-    MODEL_FIELDS,
     TOOL_PLACES,
     Model,
+    ALWAYS,
     ParamRule,
     Placement,
     RequestConfig,
     Tool,
 )
-from .reader import Reader, check_name, check_unique_slugs, typename
+from .reader import Reader, check_name, check_unique_slugs, read_when, typename
 from .sources import Located, find_line, load_json, load_yaml
 
 TOOL_KEYS = {"definition", "when", "deferred", "description", "owner", "accept_lint"}
@@ -67,37 +67,6 @@ def to_json(value: Any, where: str, line: int | None, path: str = "definition") 
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     raise SpecError(f"{path} is a {type(value).__name__}, which JSON cannot hold", where, line=line, hint="quote it as a string")
-
-
-def read_when(r: Reader, key: str = "when") -> Mapping[str, tuple[str, ...]]:
-    """`when:` as in fragments: name -> list of patterns.  Values given as
-    booleans or numbers (YAML `true`) mean their JSON spelling."""
-    raw = r.get(key, dict, {}) or {}
-    wr = Reader(raw, r.where, key)
-    out: dict[str, tuple[str, ...]] = {}
-    for name, value in raw.items():
-        values = value if isinstance(value, list) else [value]
-        patterns = []
-        for v in values:
-            if isinstance(v, (bool, int, float)) or v is None:
-                v = json.dumps(v)
-            if not isinstance(v, str):
-                raise wr.err(str(name), f"'{key}.{name}' must be a value or a list of values, found {typename(v)} in it")
-            patterns.append(v)
-        out[str(name)] = tuple(patterns)
-    return MappingProxyType(out)
-
-
-def check_when_names(when: Mapping[str, tuple[str, ...]], axis_names: set[str], models: tuple[Model, ...], where: str, line: int | None) -> None:
-    known_fields = set(MODEL_FIELDS) | {k for m in models for k in m.extra}
-    for name in when:
-        if name not in axis_names and name not in known_fields:
-            raise SpecError(
-                f"'when' names {name!r}, which is neither an axis nor a field of any model",
-                where,
-                line=line,
-                hint=f"axes: {', '.join(sorted(axis_names))}; or a models.json field such as shell_type",
-            )
 
 
 def load_tools(top: Reader, fs: SpecFS, axis_names: set[str], models: tuple[Model, ...]) -> tuple[tuple[Tool, ...], tuple[str, ...], int, str]:
@@ -183,8 +152,7 @@ def _tool(fs: SpecFS, folder_ref: str, path: Path, budget: int, axis_names: set[
     serialized = serialize(definition)
     if len(serialized) > MAX_TOOL_JSON_CHARS:
         raise SpecError(f"tool {tool_name!r} serialises to {len(serialized)} characters (at most {MAX_TOOL_JSON_CHARS})", where, line=dline, hint="no model reads a tool this large")
-    when = read_when(r)
-    check_when_names(when, axis_names, models, where, r.line("when"))
+    when = read_when(r, axes=axis_names, models=models)
     accept = r.str_list("accept_lint")
     for rule in accept:
         if rule not in ACCEPTABLE_LINT:
@@ -224,13 +192,12 @@ def load_request(top: Reader, placements: tuple[Placement, ...], tools_cfg: tupl
     order = _order(r) or DEFAULT_BODY_ORDER
     rules: list[ParamRule] = []
     if "params" in raw and raw["params"] is not None:
-        rules.append(ParamRule(MappingProxyType({}), _params(r, "params", order), None, r.line("params")))
+        rules.append(ParamRule(ALWAYS, _params(r, "params", order), None, r.line("params")))
     for item in r.get("rules", list, []) or []:
         line = getattr(item, "line", r.line("rules"))
         ir = Reader(item, top.where, "a request rule")
         ir.unknown(RULE_KEYS, "a request rule")
-        when = read_when(ir)
-        check_when_names(when, axis_names, models, top.where, line)
+        when = read_when(ir, axes=axis_names, models=models)
         rule_order = _order(ir)
         rules.append(ParamRule(when, _params(ir, "params", rule_order or order), rule_order, line))
     tools_order, budget, folder = tools_cfg
@@ -275,7 +242,6 @@ def load_placements(raw: Any, where: str, line: int | None, axis_names: set[str]
         place = pr.text("place", required=True)
         if place not in TOOL_PLACES:
             raise SpecError(f"tool placement must be one of {', '.join(TOOL_PLACES)}, found {place!r}", where, line=iline, hint="field: the request's tools; input: an additional_tools input item")
-        when = read_when(pr)
-        check_when_names(when, axis_names, models, where, iline)
+        when = read_when(pr, axes=axis_names, models=models)
         out.append(Placement(place, when, iline))
     return tuple(out)

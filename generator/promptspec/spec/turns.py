@@ -16,9 +16,9 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import SpecError
-from .model import COMPUTED_BODY_KEYS, BUILTIN_AXES, Fragment, Model
-from .reader import Reader
-from .tools import check_when_names, read_when, to_json
+from .model import ALWAYS, BUILTIN_AXES, COMPUTED_BODY_KEYS, Fragment, Model, When
+from .reader import Reader, read_when
+from .tools import to_json
 
 TURNS_KEYS = {"settings", "instructions", "reply", "updates", "skills", "compaction", "max_steps"}
 UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different"}
@@ -41,7 +41,7 @@ class Update:
     on: tuple[str, ...]
     fragments: tuple[str, ...]
     role: str
-    when: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    when: When = field(default=ALWAYS, hash=False)
     line: int | None = None
     if_different: bool = False
     """Sent only when its text differs from what the state before the change renders
@@ -142,8 +142,7 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         role = ur.text("role", by_name[frags[0]].role)
         if role not in ("developer", "user"):
             raise ur.err("role", f"role must be 'developer' or 'user', found {role!r}")
-        when = read_when(ur)
-        check_when_names(when, axis_names, models, top.where, line)
+        when = read_when(ur, axes=axis_names, models=models, what="a turns update's 'when'")
         updates.append(Update(on, frags, role, when, line, bool(ur.get("if_different", bool, False))))
 
     reply = Reader(r.get("reply", dict, {}) or {}, top.where, "turns.reply")

@@ -123,15 +123,60 @@ def load(start: Path | None = None) -> ProjectConfig:
     return ProjectConfig(path, values)
 
 
-def apply_defaults(args: Any, start: Path | None = None) -> None:
+CACHE_ENV = "PROMPTSPEC_CACHE_DIR"
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What apply_defaults did: the spec the file names (the spec rule in
+    spec/locate.py decides whether it is used) and the keys it left alone."""
+
+    config: ProjectConfig
+    spec: Path | None = None
+    ignored: tuple[str, ...] = ()
+
+
+def apply_defaults(args: Any, start: Path | None = None, *, trusted: bool = True,
+                   work_tree: Path | None = None) -> Applied:
     """Fill the options an argparse namespace left unset (None) from the
     nearest [tool.promptspec]; `base` only for `build` (diff takes its BASE
-    as an argument)."""
+    as an argument).
+
+    `trusted=False` (a gate judging a pull request, which brings its own
+    pyproject.toml) fills nothing and reports the keys it would have used.
+    A `cache_dir` from the file never beats $PROMPTSPEC_CACHE_DIR, and is
+    refused inside the git work tree `work_tree`: a committed, edited token
+    cache would change the figures a reviewer sees."""
     dests = [key for key in KEYS if key != "base" or getattr(args, "command", None) == "build"]
     if not any(getattr(args, key, 0) is None for key in dests):
-        return  # no option to fill: do not even look for a pyproject.toml
+        return Applied(ProjectConfig())  # no option to fill: do not even look for a pyproject.toml
     config = load(start)
-    for key in dests:
+    wanted = [key for key in dests if config.get(key) is not None and getattr(args, key, 0) is None]
+    if not trusted:
+        return Applied(config, None, tuple(wanted))
+    spec: Path | None = None
+    for key in wanted:
         value = config.get(key)
-        if value is not None and hasattr(args, key) and getattr(args, key) is None:
+        if key == "spec":
+            spec = Path(value)
+            continue
+        if key == "cache_dir":
+            if os.environ.get(CACHE_ENV):
+                continue
+            _check_cache_outside(Path(value), work_tree, config)
+        if hasattr(args, key):
             setattr(args, key, Path(value) if key in PATH_KEYS else value)
+    return Applied(config, spec)
+
+
+def _check_cache_outside(cache: Path, work_tree: Path | None, config: ProjectConfig) -> None:
+    if work_tree is None:
+        return
+    real, top = cache.resolve(), work_tree.resolve()
+    if real == top or top in real.parents:
+        text = config.path.read_text(encoding="utf-8", errors="replace") if config.path else ""
+        raise SpecError(
+            f"[tool.promptspec] cache_dir {str(cache)!r} is inside the git work tree {top}",
+            str(config.path), line=_line(text, "cache_dir"),
+            hint=f"use a folder outside the repository, or --cache-dir / ${CACHE_ENV}",
+        )

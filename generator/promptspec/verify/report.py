@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..util.gh_markdown import fenced, md_code, md_escape
 from .run import Report
 
 MAX_LISTED = 50
@@ -39,24 +40,27 @@ def as_text(r: Report) -> str:
 
 
 def as_markdown(r: Report) -> str:
-    out = [f"# Conformance: Codex {r.release}", "",
-           f"**{r.identical} of {r.compared}** compared variants are byte-identical to what Codex {r.release} sends"
-           f" (matrix: {r.matrix_size} variants; checked {r.date}).", ""]
+    """For a pull-request comment or a job summary: every value from the spec or
+    the binary goes through util/gh_markdown (escaped, or fenced so it cannot close its fence)."""
+    release = md_escape(r.release)
+    out = [f"# Conformance: Codex {release}", "",
+           f"**{r.identical} of {r.compared}** compared variants are byte-identical to what Codex {release} sends"
+           f" (matrix: {r.matrix_size} variants; checked {md_escape(r.date)}).", ""]
     if r.not_modelled:
-        out += ["Not modelled, so not compared: " + ", ".join(r.not_modelled) + ".", ""]
+        out += ["Not modelled, so not compared: " + ", ".join(md_code(p) for p in r.not_modelled) + ".", ""]
     bad = [v for v in r.variants if not v.identical]
     if bad:
         out += ["| variant | first difference |", "|---|---|"]
-        out += [f"| `{v.id}` | {v.part} |" for v in bad[:MAX_LISTED]]
+        out += [f"| {md_code(v.id)} | {md_escape(v.part)} |" for v in bad[:MAX_LISTED]]
         for v in bad[:10]:
-            out += ["", f"## `{v.id}`", "", "```diff", v.diff or "", "```"]
+            out += ["", f"## {md_code(v.id)}", "", fenced(v.diff or "").rstrip("\n")]
     if r.threads:
         same = sum(t.identical for t in r.threads)
         out += ["", "## Threads", "", f"**{same} of {len(r.threads)}** standard threads are identical in every request"
                 + ("." if r.threads_gate else " (not gating: the spec has no `turns:`)."), "",
                 "| thread | from | requests | first difference |", "|---|---|---|---|"]
-        out += [f"| {t.thread} | `{t.variant}` | {t.requests} | " + ("identical" if t.identical else f"request {t.request}: {t.part}") + " |"
-                for t in r.threads]
+        out += [f"| {md_escape(t.thread)} | {md_code(t.variant)} | {t.requests} | "
+                + ("identical" if t.identical else f"request {t.request}: {md_escape(t.part or '')}") + " |" for t in r.threads]
     return "\n".join(out) + "\n"
 
 

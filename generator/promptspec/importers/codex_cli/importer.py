@@ -17,7 +17,8 @@ from ...errors import SpecError
 from ...oracle import binary as _binary
 from ...oracle import capture as _harvest
 from ...oracle.binary import CodexError
-from .write_spec import Built, ImportProblem, build
+from ..output import checked_files, not_an_import
+from .write_spec import IMPORT_HEADER, Built, ImportProblem, build
 
 MARKER_FILE = "provenance.json"
 
@@ -30,6 +31,18 @@ def _check_out(out: Path, force: bool) -> None:
             raise SpecError("folder is not empty and holds no imported spec", out, hint="choose an empty or new --out")
         if not force:
             raise SpecError("already holds an imported spec", out, hint="pass --force to replace it")
+
+
+def _check_writes(out: Path, files: dict[str, str]) -> None:
+    """Before anything is written: every name stays inside --out (slugs and
+    tool names come from the binary), and --force replaces only an earlier
+    import of a released CLI (nothing in it that an import does not write)."""
+    checked_files(files, out)
+    if out.is_dir() and any(out.iterdir()):
+        why = not_an_import(out, files, IMPORT_HEADER)
+        if why:
+            raise SpecError(f"refusing to replace a folder that is not an earlier import ({why})", out,
+                            hint="--force only replaces a spec folder written by import-codex --cli; choose another --out")
 
 
 def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None]:
@@ -74,6 +87,7 @@ def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tu
     except ImportProblem as exc:
         raise CodexError(f"cannot express what it sends: {exc}", release=codex.release,
                          hint="report the release; no spec was written") from None
+    _check_writes(out, built.files)
     parent = out.absolute().parent
     created = [p for p in (parent, *parent.parents) if not p.exists()]
     stats: dict = {"release": codex.release, "captured": len(h.captures), "not_modelled": built.not_modelled}

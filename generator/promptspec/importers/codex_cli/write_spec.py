@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any, Mapping
 
 import yaml
@@ -151,6 +152,8 @@ def build(h: Harvest) -> Built:
 
 
 _HEADER = "# Imported from the released Codex CLI {release} by `promptspec import-codex --cli`.\n# See provenance.json for the commands run and the sha256 of every captured text.\n"
+IMPORT_HEADER = "# Imported from the released Codex CLI "
+"""How every spec.yaml this importer writes starts (what --force looks for)."""
 
 _MODE_DESCRIPTIONS = {
     "unset": "No collaboration mode chosen for the turn.",
@@ -260,7 +263,7 @@ class _Texts:
             n += 1
         self.files[path] = text
         self.by_text[key] = path
-        self.captured[path] = hashlib.sha256(raw.encode("utf-8")).hexdigest()
+        self.captured[path] = hashlib.sha256(_fixed(raw, self.sentinels).encode("utf-8")).hexdigest()
         return path
 
     def placeholders(self, paths) -> list[str]:
@@ -441,6 +444,17 @@ def _sorted_roots(table: learn.Table, sentinels: Mapping[str, str]):
     return f"({expr} if ({key}) in roots_sent_for else \"\")", {"roots_sent_for": sorted("|".join(k) for k in table.rows)}, []
 
 
+SCRATCH = "/scratch"
+"""The name provenance.json gives the scratch world's folder, whose real path is
+the caller's TMPDIR plus a random name: a committed import names no one's temp
+folder, and two imports of one release on one day write the same file."""
+
+
+def _fixed(text: str, sentinels: Mapping[str, str]) -> str:
+    home = sentinels.get("home")
+    return text.replace(str(PurePosixPath(home).parent), SCRATCH) if home else text
+
+
 def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str]) -> dict[str, Any]:
     refused = sorted({f"{c.config.approval_policy}: {c.refused}" for c in h.captures if c.refused})
     return {
@@ -449,7 +463,7 @@ def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str]) -> dict[str,
         "configurations_captured": sum(1 for c in h.captures if c.body is not None),
         "configurations_refused": sum(1 for c in h.captures if c.refused),
         "refused": refused,
-        "sentinels": dict(h.sentinels),
+        "sentinels": {k: _fixed(v, h.sentinels) for k, v in h.sentinels.items()},
         "not_modelled": not_modelled,
         "texts": {path: {"sha256_captured": sha} for path, sha in sorted(texts.captured.items())},
     }

@@ -13,10 +13,23 @@
   var FORMAT = "promptspec-explorer/1";
   var pending = {};
 
+  // Characters a reader cannot see but a model reads (zero-width, bidi,
+  // tag characters...): shown as \u200b-style escapes, as promptspec's other
+  // outputs show them (errors.INVISIBLE in Python holds the same class).
+  var INVISIBLE = /[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u{110bd}\u{110cd}\u{13430}-\u{1343f}\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e0fff}]/gu;
+
+  function reveal(text) {
+    return text.replace(INVISIBLE, function (ch) {
+      var out = "";
+      for (var i = 0; i < ch.length; i++) out += "\\u" + ("000" + ch.charCodeAt(i).toString(16)).slice(-4);
+      return out;
+    });
+  }
+
   function el(tag, className, text) {
     var node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = reveal(String(text));
     return node;
   }
 
@@ -215,7 +228,7 @@
     });
     box.appendChild(summary);
     var pre = el("pre", "pse-text");
-    pre.textContent = text;
+    pre.textContent = reveal(text);
     box.appendChild(pre);
     return box;
   }

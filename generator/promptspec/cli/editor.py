@@ -3,7 +3,7 @@ need to help someone write a spec and type the commands.
 
 The schemas are spec/schemas.py's; completion scripts come from the command
 line's own argparse parser through shtab, so they never drift from it. The
-parser is passed in (authoring/ may not import the CLI).
+parser is passed in (parser.py builds it and imports this module).
 """
 
 from __future__ import annotations

@@ -1,0 +1,59 @@
+"""R5, R6 (second red-team pass): the capture world is sealed.
+
+Machine-wide Codex configuration under /etc/codex (a fixed path Codex reads
+whatever HOME says) is refused with one line; a capture by the real release
+makes no network attempt (no `git ls-remote`, no DNS lookup), checked with
+strace on the binary."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from promptspec.oracle import binary, capture, scratch
+from promptspec.oracle.binary import CodexError
+
+from test_import_output import fake
+
+
+@pytest.mark.parametrize("name", ["config.toml", "managed_config.toml", "requirements.toml"])
+def test_machine_wide_codex_configuration_is_refused(tmp_path: Path, monkeypatch, name: str) -> None:
+    etc = tmp_path / "etc-codex"
+    etc.mkdir()
+    (etc / name).write_text('developer_instructions = "MACHINE-POLICY"\n')
+    monkeypatch.setattr(scratch, "SYSTEM_CONFIG_DIR", etc, raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    with pytest.raises(CodexError) as exc:
+        capture.harvest(binary.identify(fake(tmp_path / "bin")), n=1, timeout=30)
+    assert str(etc / name) in exc.value.oneline() and "\n" not in exc.value.oneline()
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_capture_by_the_real_release_makes_no_network_attempt(codex, tmp_path: Path) -> None:
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("needs strace to watch the binary's system calls")
+    real = binary.identify(codex).path
+    wrap = tmp_path / "codex"
+    wrap.write_text(f'#!/bin/bash\n[ "$1" = "--version" ] && exec "{real}" --version\n'
+                    f'exec "{strace}" -f -qq -s 200 -e trace=execve,connect,sendto,sendmmsg -o "{tmp_path}/trace.$$" "{real}" "$@"\n')
+    wrap.chmod(0o755)
+    probe = subprocess.run([strace, "-o", "/dev/null", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"strace cannot trace here: {probe.stderr.decode(errors='replace').strip()[:100]}")
+    h = capture.harvest(binary.identify(wrap), models=["gpt-5.4"], n=1, timeout=60)
+    assert any(c.body for c in h.captures)
+    trace = "".join(p.read_text(errors="replace") for p in tmp_path.glob("trace.*"))
+    assert "execve" in trace
+    assert "ls-remote" not in trace
+    assert "\\7chatgpt\\3com" not in trace and "\\6github\\3com" not in trace
+    remote = [ln for ln in trace.splitlines() if "connect(" in ln and "AF_INET" in ln and "127.0.0.1" not in ln]
+    assert remote == []
