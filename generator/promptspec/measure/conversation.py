@@ -97,11 +97,18 @@ def runs(spec: Any, variants: Sequence[Any], counter: Any, asm: Any = None) -> l
     for v in variants:
         starts.setdefault(v.model, v)
     out = []
+    from ..errors import SpecError
+
     for name, ref in spec.conversations:
         path = spec.fs.resolve(ref, origin="spec.yaml")
         script = read_script(path, spec.fs.display(path))
         for model, variant in starts.items():
-            thread = conversation(spec, variant, script, asm)
+            try:
+                thread = conversation(spec, variant, script, asm)
+            except SpecError:
+                # A script that does not fit this spec (a model_filter left out the model it
+                # switches to): left out of the site, diff and lock; `render --conversation` says why.
+                continue
             measures = measure_all(spec, [t.request for t in thread], counter)
             out.append(Run(name, script.description, variant, tuple(thread), tuple(measures)))
     return out
