@@ -359,8 +359,8 @@ def test_axis_and_fragment_pages(embedded):
     for f in result.spec.fragments:
         if not f.later:  # later-turn texts have no slot in a first request (see the conversation pages)
             assert f">{f.name}</a>" in figure  # each fragment, linked to its page
-    index = (site_dir / "prompts" / "fragments" / "index.html").read_text(encoding="utf-8").replace("<wbr>", "")
-    assert all(f"{f.name}</a>" in index for f in result.spec.fragments if f.later), index[:2000]
+    later = [f.name for f in result.spec.fragments if f.later]
+    assert later and all((site_dir / "prompts" / "fragments" / name / "index.html").is_file() for name in later)
 
 
 # ---------------------------------------------------------------------------
