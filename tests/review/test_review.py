@@ -341,7 +341,10 @@ def test_markdown_diff(repo, cache, expected, capsys) -> None:
     assert _fence_around(out, "+" + MINI_TEMPLATE_ADDITION.rstrip("\n")) == "`" * 4
     outside = re.sub(r"(?ms)^(`{3,})diff\n.*?^\1$", "", out)
     assert "@everyone" not in outside and "```` " not in outside
-    assert outside.count("<details>") == outside.count("</details>") == 3 + 3  # one per change, largest increases, changed and added variants
+    assert outside.count("<details>") == outside.count("</details>")
+    # one per change, largest increases, changed and added variants; and one per later-turn text the edits reach
+    assert outside.count("<details>") - outside.count("in conversations</summary>") == 3 + 3
+    assert "**Conversations**" in out
     assert "Cut to fit" not in out
 
 
