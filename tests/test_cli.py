@@ -24,7 +24,7 @@ from codex_release import PINNED_BODY_KEYS
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 # (model, personality, mode, sandbox_mode) of the embedded spec; chosen to cover
-# the model switch, personality_spec, a separate developer message, the
+# personality_spec, a separate developer message, the
 # realtime and extension fragments and the user-message extension.
 GOLDEN_VARIANTS = (
     ("harbor-5", "default", "default", "workspace-write"),

@@ -388,11 +388,15 @@ def test_a_release_knows_which_section_carries_the_base_instructions(tmp_path: P
 
     spec = tmp_path / "spec"
     shutil.copytree(TEMPLATES, spec)
+    # A section that repeats the instructions inside other text (as a model-switch wrapper does).
+    (spec / "fragments" / "echo.yaml").write_text(
+        "role: developer\nslot: developer_extensions\nstart: '<echo>'\nend: '</echo>'\ntext: |\n  Repeated:\n  {{ base.text }}\n",
+        encoding="utf-8")
     rel = releases.from_result(pipeline.run(spec, counter=TokenCounter(persist=False)), label="x")
     snap = rel.variants["harbor-5-mini/default/default/workspace-write"]
     carriers = [p.name for p in snap.parts if p.is_base]
-    assert carriers == [INSTRUCTIONS]  # model_switch repeats the instructions inside other text: not a carrier
-    assert any(p.name == "model_switch" for p in snap.parts)
+    assert carriers == [INSTRUCTIONS]  # echo repeats the instructions inside other text: not a carrier
+    assert any(p.name == "echo" for p in snap.parts)
 
 
 def test_a_cache_folder_inside_the_repository_is_not_used_for_releases(repo: Path) -> None:

@@ -209,13 +209,11 @@ def test_json_diff_groups_identical_changes(repo, cache, expected, capsys) -> No
                                        "+++ head: section realtime <realtime_conversation> (changed: fragments/realtime.md)\n")
     assert realtime["changed_files"] == ["fragments/realtime.md"]
     assert "No newline at end of file" not in realtime["diff"]
-    # The models.json template edit: one instructions change (mini ignores personality) and the
-    # model_switch section that repeats the instructions.
+    # The models.json template edit: one instructions change (mini ignores personality); the
+    # model_switch text that repeats them is a later-turn text, in no first request.
     (instr,) = by_fragment[(review.INSTRUCTIONS, "changed")]
     assert sorted(instr["variants"]) == expected["mini"]
     assert any(s.startswith("models.json#harbor-5-mini") for s in instr["sources"])
-    (switch,) = by_fragment[("model_switch", "changed")]
-    assert sorted(switch["variants"]) == expected["mini"]
     assert all(t["delta"] == instr["tokens"][0]["delta"] for t in instr["tokens"])
     # The layout change: review_checklist moved to the front of the developer message, reported as a move.
     (moved,) = by_fragment[("review_checklist", "moved")]
@@ -229,7 +227,7 @@ def test_json_diff_groups_identical_changes(repo, cache, expected, capsys) -> No
         assert move["order_after"][0] == "review_checklist" and move["order_before"][0] != "review_checklist"
         assert not any(s["fragment"] == "review_checklist" for s in changed[vid]["sections"])
     # No other change appears.
-    assert set(by_fragment) == {("realtime", "changed"), (review.INSTRUCTIONS, "changed"), ("model_switch", "changed"), ("review_checklist", "moved")}
+    assert set(by_fragment) == {("realtime", "changed"), (review.INSTRUCTIONS, "changed"), ("review_checklist", "moved")}
 
 
 def test_json_diff_alerts_for_headroom_and_budget(repo, cache, expected, capsys) -> None:
@@ -343,7 +341,10 @@ def test_markdown_diff(repo, cache, expected, capsys) -> None:
     assert _fence_around(out, "+" + MINI_TEMPLATE_ADDITION.rstrip("\n")) == "`" * 4
     outside = re.sub(r"(?ms)^(`{3,})diff\n.*?^\1$", "", out)
     assert "@everyone" not in outside and "```` " not in outside
-    assert outside.count("<details>") == outside.count("</details>") == 4 + 3  # one per change, largest increases, changed and added variants
+    assert outside.count("<details>") == outside.count("</details>")
+    # one per change, largest increases, changed and added variants; and one per later-turn text the edits reach
+    assert outside.count("<details>") - outside.count("in conversations</summary>") == 3 + 3
+    assert "**Conversations**" in out
     assert "Cut to fit" not in out
 
 

@@ -267,6 +267,8 @@ PAGE_KINDS = [
     ("assembly", "prompts/assembly/"),
     ("lint", "prompts/lint/"),
     ("changes", "prompts/changes/"),
+    ("conversations", "prompts/conversations/"),
+    ("conversation", "prompts/conversations/long-session/"),
     ("explorer", "prompts/explorer/#variant=harbor-5/friendly/plan/workspace-write"),
     ("guide", "guide/"),
     ("fragment anatomy", "guide/fragment-anatomy/"),
@@ -757,3 +759,30 @@ def test_an_imported_like_tools_catalog_fits_1400_px(driver, www, tmp_path_facto
     sizes = _table_frame(driver, ".md-content table")
     assert sizes[0] <= sizes[1] + 1, sizes
     assert "owner" not in sizes[2]  # one owner: said once above the table, not in a column
+
+
+def test_conversation_page_shows_every_request_and_its_new_items(driver, embedded):
+    """Each request of the long session: one table row per request with its
+    tokens, the compactions named, and each request's new items exactly as
+    the library assembles them."""
+    from promptspec.measure.conversation import runs
+
+    base, result = embedded
+    run = next(r for r in runs(result.spec, result.variants, TokenCounter(persist=False)) if r.name == "long-session")
+    _open(driver, f"{base}/embedded/prompts/conversations/long-session/")
+    tables = driver.find_elements(By.CSS_SELECTOR, ".md-content table")
+    rows = tables[0].find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert len(rows) == len(run.thread)
+    kinds = [r.find_elements(By.TAG_NAME, "td")[2].text for r in rows]
+    assert kinds.count("compaction") == 2
+    totals = [int(r.find_elements(By.TAG_NAME, "td")[4].text.replace(",", "")) for r in rows]
+    assert totals == [m.total for m in run.measures]
+    notes = driver.find_element(By.CSS_SELECTOR, "ul.ps-conversation-compactions").text
+    assert "auto" in notes and "manual" in notes
+    requests = driver.find_elements(By.CSS_SELECTOR, "details.ps-conversation-request")
+    compaction = requests[[t.kind for t in run.thread].index("compaction")]
+    compaction.find_element(By.TAG_NAME, "summary").click()
+    shown = [p.get_attribute("textContent") for p in compaction.find_elements(By.CSS_SELECTOR, "pre.ps-prompt")]
+    expected = [s.text for m in run.thread[[t.kind for t in run.thread].index("compaction")].new_messages for s in m.sections]
+    assert shown == expected and any("Condense this session" in t for t in shown)
+    assert _errors(driver) == []

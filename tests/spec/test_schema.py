@@ -153,6 +153,8 @@ def _props(schema: dict, *path: str) -> set[str]:
 
 
 def test_the_schemas_know_every_key_the_loader_knows() -> None:
+    from promptspec.spec.turns import COMPACTION_KEYS, HISTORY_PIECES, REPLY_KEYS, SKILLS_KEYS, TURNS_KEYS, UPDATE_KEYS
+
     spec, fragment, models, choice, tool = (load_schema(k) for k in ("spec", "fragment", "models", "choice", "tool"))
     assert set(spec["properties"]) == SPEC_KEYS
     assert set(tool["properties"]) == TOOL_KEYS
@@ -162,6 +164,13 @@ def test_the_schemas_know_every_key_the_loader_knows() -> None:
     assert spec["properties"]["layout"]["properties"]["tools"]["anyOf"][0]["enum"] == list(TOOL_PLACES)
     assert set(spec["properties"]["request"]["properties"]["params"]["propertyNames"]["not"]["enum"]) == set(COMPUTED_BODY_KEYS)
     assert set(fragment["properties"]) == FRAGMENT_KEYS
+    turns = spec["properties"]["turns"]
+    assert set(turns["properties"]) == TURNS_KEYS
+    assert set(turns["properties"]["updates"]["items"]["properties"]) == UPDATE_KEYS
+    assert _props(spec, "turns", "compaction") == COMPACTION_KEYS
+    assert _props(spec, "turns", "skills") == SKILLS_KEYS
+    assert _props(spec, "turns", "reply") == REPLY_KEYS
+    assert turns["properties"]["compaction"]["properties"]["history"]["items"]["anyOf"][0]["enum"] == list(HISTORY_PIECES)
     assert set(models["properties"]["models"]["items"]["properties"]) == MODEL_KEYS
     assert set(spec["$defs"]["choice"]["properties"]) == {"display_name", "description", "template", "engine"}
     assert set(spec["$defs"]["personality"]["properties"]) == {"display_name", "description", "template", "engine", "fills", "removes_section"}

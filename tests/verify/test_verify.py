@@ -37,8 +37,11 @@ def test_sample_is_identical(codex, spec_dir, tmp_path, capsys):
     assert "24 of 24 compared variants identical" in out
     data = json.loads(report.read_text())
     assert data["codex_release"] == PINNED and data["compared"] == data["identical"] == 24
-    assert data["not_modelled"] == []  # instructions, input, tools, parameters and key order all compared
+    # Instructions, input, tools, parameters and key order all compared; the imported spec has no
+    # turns:, so the standard threads are compared and reported but said not to be modelled.
+    assert data["not_modelled"] == ["later turns (the spec has no turns:, so its threads do not gate)"]
     assert all(v["identical"] for v in data["variants"])
+    assert {t["thread"] for t in data["threads"]} >= {"two-turns", "compact-manual"} and data["threads_identical"] >= 1
     # The site reads this real report: the Conformance page and a badge on each compared variant.
     pages = _site_pages(spec_dir, report, tmp_path)
     assert f"<strong>24 of 24</strong>" in pages["prompts/conformance.md"] and PINNED in pages["prompts/conformance.md"]

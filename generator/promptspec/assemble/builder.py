@@ -25,6 +25,7 @@ from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
 from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
 from .layouts import choose_layout
 from .request import BaseInstructions, Message, Request, Section, Variant
+from .thread_state import first_thread
 
 # ---------------------------------------------------------------------------
 # Rendering with a cache keyed by what each template reads
@@ -212,11 +213,11 @@ class Assembler:
         return self.renderer.render_file(ref, values)  # type: ignore[arg-type]
 
     # -- context --------------------------------------------------------------
-    def _context(self, variant: Variant) -> "_Context":
-        key = ("ctx", variant)
+    def _context(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None) -> "_Context":
+        key = ("ctx", variant, _freeze(overrides), _freeze(thread))
         ctx = self._cache.get(key)
         if ctx is None:
-            ctx = _Context(self, variant)
+            ctx = _Context(self, variant, overrides, thread)
             self._cache[key] = ctx
         return ctx
 
@@ -266,7 +267,7 @@ class Assembler:
                 return None
             start = self._marker(fragment, fragment.start, fctx)
             end = self._marker(fragment, fragment.end, fctx)
-        role = SLOT_ROLE[self.spec.slot_message(fragment.slot)]
+        role = fragment.role if fragment.later else SLOT_ROLE[self.spec.slot_message(fragment.slot)]
         source = fragment.body_file and self._file_source(fragment.body_file)[1] or where
         sources = frozenset(reads)
         skey = ("section", fragment.name, start, body, end, sources)
@@ -281,13 +282,35 @@ class Assembler:
             return marker
         return self._render(fragment.engine, marker, None, f"{fragment.source} (marker)", ctx)
 
-    def assemble(self, variant: Variant) -> Request:
+    def later_sections(self, names: Iterable[str], variant: Variant, overrides: tuple[tuple[str, Any], ...] = (),
+                       thread: Mapping[str, Any] | None = None) -> list[Section]:
+        """The named fragments rendered in one state of a thread (a context
+        update, a skill message, the compaction prompt or summary), in the
+        order given; a fragment whose `when` does not match, or whose text is
+        empty, adds nothing."""
+        ctx = self._context(variant, overrides, thread)
+        by_name = self.spec.memo.get("fragments_by_name")
+        if by_name is None:
+            by_name = self.spec.memo["fragments_by_name"] = {f.name: f for f in self.spec.fragments}
+        out = []
+        for name in names:
+            fragment = by_name[name]
+            if self.applies(fragment, variant):
+                section = self.section(fragment, variant, ctx)
+                if section is not None:
+                    out.append(section)
+        return out
+
+    def assemble(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (),
+                 thread: Mapping[str, Any] | None = None) -> Request:
+        """The first request of `variant`; in a thread, `overrides` are the
+        settings changed since its start and `thread` what templates see of it."""
         spec = self.spec
         model = self._models[variant.model]
-        ctx = self._context(variant)
+        ctx = self._context(variant, overrides, thread)
         by_slot: dict[str, list[Fragment]] = {}
         for fragment in spec.fragments:
-            if self.applies(fragment, variant):
+            if not fragment.later and self.applies(fragment, variant):
                 by_slot.setdefault(fragment.slot, []).append(fragment)
         messages: list[Message] = []
         size = len(ctx.base().text)
@@ -348,7 +371,8 @@ def codex_placeholder_names(source: str) -> set[str]:
 class _Context:
     """The values a variant's templates may read, computed lazily and once."""
 
-    def __init__(self, asm: Assembler, variant: Variant):
+    def __init__(self, asm: Assembler, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (),
+                 thread: Mapping[str, Any] | None = None):
         self.asm = asm
         self.variant = variant
         spec = asm.spec
@@ -356,6 +380,9 @@ class _Context:
         self.tokens: dict[str, Any] = {}
         for axis, value in variant.extra:
             self.scalars[axis] = spec.aliases.get(axis, {}).get(value, value)
+        self.scalars.update(overrides)
+        self.scalars["thread"] = thread if thread is not None else first_thread(spec, variant, self.scalars)
+        self.state_key = (_freeze(overrides), _freeze(thread))
         self._lazy = {*BUILTIN_NAMES, *spec.derived}
         self._deriving: set[str] = set()
         self._derived_sources: dict[str, tuple[SourceRef, ...]] = {}
@@ -554,7 +581,7 @@ class _Context:
 
     def key(self, deps: frozenset[str]) -> Any:
         if "*" in deps:
-            return ("all", self.variant, self.fragment.name if self.fragment else None)
+            return ("all", self.variant, self.state_key, self.fragment.name if self.fragment else None)
         names = self.asm._sorted_deps.get(deps)
         if names is None:
             names = self.asm._sorted_deps[deps] = tuple(sorted(deps))

@@ -11,7 +11,7 @@ import json
 from typing import Any, Mapping
 
 from ..spec.tools import serialize
-from .request import Request, Section
+from .request import Message, Request, Section
 
 LAYOUT_LABEL_CHARS = 60
 
@@ -34,19 +34,23 @@ def tools_item(request: Request) -> dict[str, Any]:
     return {"type": ADDITIONAL_TOOLS, "role": "developer", "tools": tool_list(request)}
 
 
+def message_item(message: Message) -> dict[str, Any]:
+    """One input item: a message of input_text parts; an assistant answer
+    (re-sent in a later request) is output_text, with the keys the spec's
+    `turns.reply` says the agent echoes."""
+    kind = "output_text" if message.role == "assistant" else "input_text"
+    extra = dict(message.part_fields)
+    content = [{"type": kind, "text": s.text, **extra} for s in message.sections]
+    head = dict(message.fields) if message.fields else {"type": "message", "role": message.role}
+    return {**head, "content": content}
+
+
 def responses_payload(request: Request) -> dict[str, Any]:
     """The whole Responses API body, keys in the order Codex sends them
     (`request.body_order`): model, instructions, input, tools and the
     parameters.  Tools go to the `tools` field, or to an `additional_tools`
     item first in `input` when the layout places them there."""
-    messages = [
-        {
-            "type": "message",
-            "role": message.role,
-            "content": [{"type": "input_text", "text": s.text} for s in message.sections],
-        }
-        for message in request.messages
-    ]
+    messages = [message_item(message) for message in request.messages]
     in_input = request.tool_placement == "input"
     params = dict(request.params)
     body: dict[str, Any] = {}

@@ -78,6 +78,11 @@ class Section:
 class Message:
     role: str
     sections: tuple[Section, ...]
+    fields: tuple[tuple[str, Any], ...] = field(default=(), hash=False)
+    """The item's keys before `content`, in send order (default: type, role);
+    an assistant answer re-sent in a later request echoes what the model returned."""
+    part_fields: tuple[tuple[str, Any], ...] = field(default=(), hash=False)
+    """Keys after `text` in each content part (`annotations: []` on an answer)."""
 
     @property
     def text(self) -> str:

@@ -25,6 +25,7 @@ from ..render.renderer import renderer_for
 from ..spec.files import read_regular_bytes, read_text_file
 from ..spec.model import BUILTIN_NAMES, ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec, When
 from ..spec.sources import Located
+from .later_turns_lint import LATER_NAMES, conversation_files
 from .findings import IGNORED_FILES, Finding, finding
 from .skeleton_rules import SKELETON_RULES
 from .tool_rules import TOOL_RESULT_RULES, TOOL_SPEC_RULES
@@ -75,6 +76,8 @@ def _roles(spec: Spec) -> Iterator[Finding]:
                 "PS101", f.source, f.line,
                 f"role {f.role!r} is not 'developer' or 'user'", fragment=f.name,
             )
+            continue
+        if f.later and not f.slot:  # a later-turn text: its message is the one turns: sends it in
             continue
         try:
             group = spec.slot_message(f.slot)
@@ -288,8 +291,9 @@ def _sources_of(spec: Spec, f: Fragment) -> list[tuple[str, str]]:
 
 
 def _variables(spec: Spec) -> Iterator[Finding]:
-    known = _context_names(spec)
+    context = _context_names(spec)
     for f in spec.fragments:
+        known = context | LATER_NAMES if f.later else context
         used: set[str] = set()
         for source, where in _sources_of(spec, f):
             for use in template_uses(spec, f.engine, source, where):
@@ -395,7 +399,7 @@ def _never_rendered(result: Any) -> Iterator[Finding]:
     spec: Spec = result.spec
     sent = {s.fragment for req in result.requests for _, _, s in req.sections}
     for f in spec.fragments:
-        if f.name in sent:
+        if f.name in sent or f.later:
             continue
         if not any(_applies(spec, f, v) for v in result.variants):
             continue  # PS204 says why
@@ -534,7 +538,13 @@ def _ignored(rel: Path) -> bool:
 def _orphans(result: Any) -> Iterator[Finding]:
     spec: Spec = result.spec
     fs = spec.fs
+    extra = conversation_files(spec)
     used = used_files(spec, fs.read_paths)
+    for ref in extra:
+        try:
+            used.add(fs.resolve(ref).resolve())
+        except SpecError:
+            pass
     root = fs.root
     skip_roots = [r for r in fs.roots.values() if r == root or root in r.parents]
     for path in sorted(root.rglob("*")):

@@ -165,6 +165,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     spec = load_spec(_spec_dir(args))
     variant = find_variant(spec, args.model, args.personality, args.mode, _extra_axes(args.axis))
+    if getattr(args, "conversation", None) is not None:
+        return _render_conversation(args, spec, variant)
     request = Assembler(spec).assemble(variant)
     for note in request.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -175,6 +177,28 @@ def cmd_render(args: argparse.Namespace) -> int:
         sys.stdout.write(export.layout(request))
     else:
         sys.stdout.write(export.text_view(request))
+    return 0
+
+
+def _render_conversation(args: argparse.Namespace, spec, variant) -> int:
+    """`render --conversation FILE`: every request of the thread, each body as
+    `render --format json` gives a first request (plus its tokens)."""
+    from ..assemble import export
+    from ..assemble.conversation import conversation
+    from ..measure.conversation import transcript
+    from ..errors import UsageError
+    from ..measure.figures import measure_all
+    from ..spec.scripts import read_script
+
+    if args.format == "layout":
+        raise UsageError("--conversation prints json or text, not layout (use --format json or --format text)")
+    script = read_script(args.conversation)
+    thread = conversation(spec, variant, script)
+    measures = measure_all(spec, [r.request for r in thread], _counter(args))
+    if args.format == "json":
+        sys.stdout.write(export.dumps({"requests": [export.with_tokens(r.request, m.summary()) for r, m in zip(thread, measures)]}))
+    else:
+        sys.stdout.write(transcript(thread, measures))
     return 0
 
 
@@ -271,8 +295,8 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
         raise UsageError("give a Codex checkout folder or --cli PATH (a released Codex CLI), not both")
     if args.cli is None:
         if (args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT or args.cwd or args.codex_home or args.config
-                or args.enable or args.disable):
-            raise UsageError("--model, --port, --timeout, --cwd, --codex-home, -c, --enable and --disable go with --cli")
+                or args.enable or args.disable or getattr(args, "later_turns", False)):
+            raise UsageError("--model, --port, --timeout, --cwd, --codex-home, -c, --enable, --disable and --later-turns go with --cli")
         from ..importers.codex_source import CANNOT_KNOW, import_codex
 
         written = import_codex(args.codex_dir, args.out, force=args.force)
@@ -286,9 +310,12 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
     for name in world.skipped:
         print(f"note: {world.codex_home}/{name}: holds credentials; skipped, not copied", file=sys.stderr)
     written, stats = import_cli(args.cli, args.out, force=args.force, models=tuple(args.model or ()),
-                                timeout=args.timeout, port=args.port, world=None if world.empty else world)
+                                timeout=args.timeout, port=args.port, world=None if world.empty else world,
+                                later_turns=getattr(args, "later_turns", False))
     print(f"wrote a spec of Codex {stats['release']} to {written}: {stats['reproduced']} of {stats['compared']}"
           f" captured first requests reproduced ({stats['seconds']:.1f} s)")
+    if "threads" in stats:
+        print(f"later turns: {stats['threads']} standard threads ({stats['thread_requests']} requests) reproduced")
     for part in stats["not_modelled"]:
         print(f"not modelled: {part}")
     return 0
@@ -302,7 +329,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     if args.sample is not None and args.sample < 1:
         raise UsageError("--sample must be at least 1")
-    report = verify(args.cli, _spec_dir(args), sample=args.sample, timeout=args.timeout, port=args.port)
+    if args.threads < 0:
+        raise UsageError("--threads must be 0 or more")
+    report = verify(args.cli, _spec_dir(args), sample=args.sample, timeout=args.timeout, port=args.port, threads=args.threads)
     if args.out is not None:
         write_text(args.out, as_json(report))
     sys.stdout.write(render(report, args.format))
@@ -417,7 +446,13 @@ def cmd_lock(args: argparse.Namespace) -> int:
         result = pipeline.run(_spec_dir(args), counter=_counter(args), progress=bar)
     _timings(args, result)
     path = _lock_path(args)
-    written = lockfile.write(path, lockfile.build(result))
+    data = lockfile.build(result)
+    if result.spec.conversations:
+        from ..measure.conversation import runs
+        from ..review import conversation_lock
+
+        data[conversation_lock.KEY] = conversation_lock.entries(runs(result.spec, result.variants, _counter(args)))
+    written = lockfile.write(path, data)
     print(f"{'wrote' if written else 'up to date:'} {path} ({len(result.measures)} variants)")
     return 0
 

@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", help="collaboration mode (default: the first mode)")
     p.add_argument("--axis", action="append", metavar="NAME=VALUE", help="value of an extra axis (repeatable)")
     p.add_argument("--format", choices=("text", "json", "layout"), default="text")
+    p.add_argument("--conversation", type=Path, default=None, metavar="FILE",
+                   help="a conversation script (JSON or YAML: {turns: [{user, reply, usage?, set?, skills?} or {compact: true, reply}]}): "
+                        "every request the thread sends, in order; the variant options give its start "
+                        "(json: {\"requests\": [BODY, ...]}; text: a transcript of each request's new items)")
     p.set_defaults(func=commands.cmd_render)
 
     p = sub.add_parser("tokens", help="count the tokens of files' exact contents")
@@ -117,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", dest="config", action="append", metavar="KEY=VALUE", help="with --cli: a config override (TOML value) for every Codex process (repeatable)")
     p.add_argument("--enable", action="append", metavar="FEATURE", help="with --cli: turn a Codex feature on (repeatable)")
     p.add_argument("--disable", action="append", metavar="FEATURE", help="with --cli: turn a Codex feature off (repeatable)")
+    p.add_argument("--later-turns", action="store_true",
+                   help="with --cli: also capture the standard threads (switches, a skill mention, compactions) and learn what later "
+                        "requests send (turns:); nothing is written unless the spec reproduces every request of every thread")
     _codex_run_args(p)
     p.set_defaults(func=commands.cmd_import_codex)
 
@@ -124,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cli", metavar="PATH", required=True, help="the Codex CLI: its `npm install --prefix` folder or the binary")
     _spec_arg(p)
     p.add_argument("--sample", type=int, default=None, metavar="N", help="compare N variants spread over the matrix (default: all)")
+    p.add_argument("--threads", type=int, default=2, metavar="N",
+                   help="also compare every request of the standard threads (two turns, each switch, a skill mention, compactions) "
+                        "started from the first N compared variants (default 2; 0: none)")
     p.add_argument("--out", type=Path, default=None, metavar="FILE", help="store the report as JSON (for the site's Conformance page)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     _codex_run_args(p)

@@ -164,7 +164,7 @@ def tool_differences(codex_tools: str, our_tools: str) -> list[Difference]:
     return out
 
 
-def compare(codex_body: Mapping[str, Any], ours: Mapping[str, Any], prompt: str, compare_tools: bool = False) -> Outcome:
+def compare(codex_body: Mapping[str, Any], ours: Mapping[str, Any], prompt: str | None, compare_tools: bool = False) -> Outcome:
     """`ours` is promptspec's Responses-API body for the same configuration."""
     c = parts.parse(codex_body, prompt)
     o = parts.parse(ours, None)
@@ -182,7 +182,7 @@ def compare(codex_body: Mapping[str, Any], ours: Mapping[str, Any], prompt: str,
         out.identical = False
         out.differences.append(Difference(part, diff, name))
 
-    if c.prompt is None:
+    if prompt is not None and c.prompt is None:  # None: a later request, compared whole
         differ("input (last item)", "Codex's request does not end with the turn's prompt")
     if (c.instructions is None) != (o.instructions is None):
         where = "the instructions field" if c.instructions is not None else "a developer message"
@@ -216,6 +216,8 @@ def _compare_items(c_items: list[parts.Item], o_items: list[parts.Item], differ,
             who = "Codex" if len(ci.parts) > len(oi.parts) else "promptspec"
             differ(f"{label} part {min(len(ci.parts), len(oi.parts)) + 1} ({extra[0][0]})",
                    f"only {who} sends this part: {extra[0][1][:80]!r}")
+        if ci.fields != oi.fields:
+            differ(f"{label} keys", f"codex {ci.fields or '{}'} vs promptspec {oi.fields or '{}'}", "input item keys")
         if ci.metadata != oi.metadata and ci.metadata:
             if "item metadata" not in out.not_modelled:
                 out.not_modelled.append("item metadata")

@@ -50,6 +50,8 @@ class Item:
     role: str
     parts: tuple[tuple[str, str], ...]  # (name, text); for other items: ((type, canonical json),)
     metadata: str = ""  # canonical JSON of the item's non-volatile metadata, if any
+    fields: str = ""
+    """Canonical JSON of the item's other keys (an answer's `status`) and its parts' (`annotations`), when any."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,14 @@ def _metadata(item: Mapping[str, Any]) -> str:
     if not isinstance(meta, dict):
         return ""
     return canonical({k: v for k, v in meta.items() if k not in VOLATILE_METADATA})
+
+
+def _fields(item: Mapping[str, Any]) -> str:
+    own = {k: v for k, v in item.items() if k not in ("type", "role", "content", METADATA_KEY, *VOLATILE_ITEM)}
+    parts = [{k: v for k, v in c.items() if k not in ("type", "text")} for c in item.get("content") or [] if isinstance(c, dict)]
+    if not own and not any(parts):
+        return ""
+    return canonical({"item": own, "parts": parts})
 
 
 def parse(body: Mapping[str, Any], prompt: str | None = None) -> Parsed:
@@ -100,7 +110,7 @@ def parse(body: Mapping[str, Any], prompt: str | None = None) -> Parsed:
                         unnamed += 1
                         name = f"part_{unnamed}"
                 parts.append((name, text))
-            out.append(Item("message", item.get("role", ""), tuple(parts), _metadata(item)))
+            out.append(Item("message", item.get("role", ""), tuple(parts), _metadata(item), _fields(item)))
         else:
             rest = {k: v for k, v in item.items() if k not in VOLATILE_ITEM}
             out.append(Item(str(item.get("type")), str(item.get("role", "")), ((str(item.get("type")), canonical(rest)),)))

@@ -78,12 +78,12 @@ def _sse(events: list[dict[str, Any]]) -> bytes:
     )
 
 
-def _reply(n: int) -> bytes:
+def _reply(n: int, total_tokens: int = 2) -> bytes:
     rid, mid = f"resp_{n:06d}", f"msg_{n:06d}"
     item = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
             "content": [{"type": "output_text", "text": REPLY_TEXT, "annotations": []}]}
-    usage = {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}
+    usage = {"input_tokens": max(total_tokens - 1, 0), "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": total_tokens}
     return _sse([
         {"type": "response.created", "response": {"id": rid}},
         {"type": "response.output_item.added", "output_index": 0, "item": {**item, "status": "in_progress", "content": []}},
@@ -113,6 +113,8 @@ class Recorder:
         self.timeout = timeout
         self.port = port
         self.requests: list[Captured] = []
+        self.usage_total = 2
+        """The `usage.total_tokens` each answer reports (a thread capture raises it to trigger auto-compaction)."""
         self._cond = threading.Condition()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -173,7 +175,7 @@ class Recorder:
                     body = None
                 n = recorder._record(Captured("POST", self.path[len(recorder._prefix) - 1:], body, raw))
                 if self.path.rstrip("/").endswith("/responses") and n is not None:
-                    data = _reply(n)
+                    data = _reply(n, recorder.usage_total)
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("content-length", str(len(data)))

@@ -51,7 +51,23 @@ def diff_command(args: Any, spec_dir: Path, counter: Any, progress: Any, timings
             sides.append((source, result, digest_tree(source.path)))
         (bsrc, bres, bfiles), (hsrc, hres, hfiles) = sides
         diff = compare(bres, hres, base_label=bsrc.title, head_label=hsrc.title, budget=args.budget, files=file_changes(bfiles, hfiles))
+        diff = replace(diff, conversations=conversation_changes(bres, hres, counter))
     return finish_diff(diff, hres, args, gate)
+
+
+def conversation_changes(base_result: Any, head_result: Any, counter: Any) -> tuple[Any, ...]:
+    """Each side's conversations, run and compared (review/conversations.py)."""
+    if not (base_result.spec.conversations or head_result.spec.conversations):
+        return ()
+    from ..errors import SpecError
+    from ..measure.conversation import runs
+    from .conversations import compare_conversations
+
+    try:
+        base = runs(base_result.spec, base_result.variants, counter)
+    except SpecError:  # the base's scripts do not run: the head's still must (below)
+        base = []
+    return compare_conversations(base, runs(head_result.spec, head_result.variants, counter))
 
 
 def finish_diff(diff: Any, head_result: Any, args: Any, gate: tuple[float, bool] | None) -> int:
@@ -93,15 +109,25 @@ def finish_check(lock_data: Any, result: Any, lock_path: Path, spec_dir: Path, f
 
     diff = compare_to_lock(lock_data, result)
     breaches = result_breaches(result)
+    threads: list[str] = []
+    if result.spec.conversations or lock_data.get("conversations"):
+        from ..measure.conversation import runs
+        from ..measure.counter import TokenCounter
+        from .conversation_lock import changes
+
+        threads = changes(lock_data, runs(result.spec, result.variants, TokenCounter(verify=True)))
     if fmt == "json":
-        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches])  # a LockDiff
+        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches], conversations=threads)  # a LockDiff
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     elif fmt in ("github", "sarif"):
         sys.stdout.write(check_output(fmt, diff, breaches, repo_relative(lock_path), result, prefix=repo_relative(spec_dir), version=version))
     else:
         sys.stdout.write(lockfile.format_check(diff, str(lock_path), axes=result.spec.axes))
+        if threads:
+            sys.stdout.write(f"{lock_path}: the conversations differ from the lock (run `promptspec lock`):\n"
+                             + "".join(f"  {line}\n" for line in threads))
         from .reach import describe
 
         universe = [m.request.variant.id for m in result.measures]
         sys.stdout.write(format_breaches(breaches, lambda ids: describe(list(ids), universe, result.spec.axes)))
-    return 0 if diff.matches and not breaches else 1
+    return 0 if diff.matches and not breaches and not threads else 1

@@ -235,6 +235,8 @@ class Diff:
     """Every variant id on either side: what an axis summary counts against."""
     breaches: tuple[Any, ...] = ()
     """Budget breaches (review/budgets.py) of the head side, set by the caller."""
+    conversations: tuple[Any, ...] = ()
+    """review/conversations.py ConversationChange per later-turn change (set by the caller)."""
 
     def describe(self, ids: Sequence[str]) -> str:
         """'24 of 88 variants — mode = plan (all models)', or the ids no axis rule covers (reach.py)."""
@@ -256,7 +258,7 @@ class Diff:
 
     @property
     def is_empty(self) -> bool:
-        return not (self.added or self.removed or self.changed)
+        return not (self.added or self.removed or self.changed or self.conversations)
 
     def status_of(self, variant_id: str) -> str:
         """"added" | "removed" | "changed" | "unchanged" | "unknown": for a per-variant badge."""

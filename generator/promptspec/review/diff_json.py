@@ -29,6 +29,8 @@ def diff_data(diff: Diff) -> dict[str, Any]:
         "budget": diff.budget,
         "budget_crossings": [{"id": v, "before": b, "after": a} for v, b, a in diff.budget_crossings()],
         "budget_breaches": [b.to_data() for b in diff.breaches],
+        "conversations": [{"fragment": c.fragment, "reaches": {n: list(ids) for n, ids in c.reaches}, "requests": c.requests,
+                           "delta": c.delta, "diff": c.diff} for c in diff.conversations],
     }
 
 

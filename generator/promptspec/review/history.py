@@ -34,6 +34,7 @@ from ..util import textdiff
 from .diff import crosses_headroom, largest_increases
 from .lockfile import INSTRUCTIONS, reordered
 from .reach import Reach, Universe, summarise
+from .conversation_lock import compare_entries
 from .releases import Part, Release, VariantSnap
 
 SIMILAR = 0.75
@@ -119,6 +120,8 @@ class Step:
     over_budget: tuple[OverBudget, ...]
     added_reach: Reach
     removed_reach: Reach
+    threads: tuple[str, ...] = ()
+    """One line per conversation thread whose requests changed (review/conversation_lock.py)."""
 
     @property
     def title(self) -> str:
@@ -261,6 +264,7 @@ def compare_releases(base: Release, head: Release, index: int = 1) -> Step:
         deltas=tuple(deltas), unchanged=unchanged, changes=tuple(changes), over_budget=_over_budget(base, head),
         added_reach=summarise(added, Universe({vid: v.values for vid, v in head.variants.items()})),
         removed_reach=summarise(removed, Universe({vid: v.values for vid, v in base.variants.items()})),
+        threads=tuple(compare_entries(dict(base.threads), head.threads)) if base.threads or head.threads else (),
     )
 
 

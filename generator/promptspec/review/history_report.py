@@ -137,6 +137,7 @@ def step_data(step: Step) -> dict[str, Any]:
                         for o in step.over_budget],
         "headroom_crossings": [{"id": d.id, "headroom_before": d.headroom_before, "headroom_after": d.headroom_after}
                                for d in step.headroom_crossings()],
+        "conversations": list(step.threads),
     }
 
 
@@ -192,6 +193,9 @@ def to_text(history: History) -> str:
             out.append(f"over budget: {o.fragment} up to {o.max_tokens} tokens > {o.budget} in {o.variants} variants{' (new)' if o.new else ''}")
         for d in step.headroom_crossings():
             out.append(f"past auto-compaction: {_clean(d.id)} headroom {d.headroom_before} -> {d.headroom_after}")
+        if step.threads:
+            out.append("conversations:")
+            out += [f"  {_clean(line)}" for line in step.threads]
         for c in step.changes:
             if c.diff:
                 out.append(f"--- [{c.id}] {_clean(change_title(c))}")
@@ -248,6 +252,8 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief:
     if crossings:
         out.append("**Now past auto-compaction:** " + ", ".join(f"{md_span(d.id)} ({d.headroom_after:,})" for d in crossings))
         out.append("")
+    if step.threads:
+        out += ["**Conversations**", ""] + [f"- {md_escape(line)}" for line in step.threads] + [""]
     text = "\n".join(out) + "\n"
     return text + "".join(_diff_block(c) for c in step.changes if c.diff) if diffs else text
 

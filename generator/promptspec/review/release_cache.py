@@ -94,6 +94,7 @@ def _encode(release: Release) -> dict[str, Any]:
         "texts": table,
         "parts": rows,
         "variants": variants,
+        "threads": dict(release.threads),
     }
 
 
@@ -108,7 +109,7 @@ def _decode(data: dict[str, Any], *, label: str, date: str | None, written: str)
     return Release(label=label, date=date, written=written, commit=data["commit"], kind="spec",
                    axes=tuple((str(a), tuple(str(v) for v in vals)) for a, vals in data["axes"]),
                    refused={str(a): {str(k): str(m) for k, m in vals.items()} for a, vals in data["refused"].items()},
-                   budget=data["budget"], variants=variants)
+                   budget=data["budget"], variants=variants, threads=data.get("threads") or {})
 
 
 def load(folder: Path | None, k: str, *, label: str, date: str | None, written: str) -> Release | None:

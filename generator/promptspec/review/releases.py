@@ -72,6 +72,8 @@ class Release:
     refused: Mapping[str, Mapping[str, str]]
     budget: int | None  # tokens.fragment_budget (None for a lock or no budget)
     variants: Mapping[str, VariantSnap] = field(repr=False)
+    threads: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """The conversations' requests (review/conversation_lock.py entries): kind, sha256 and tokens per request."""
 
     @property
     def has_text(self) -> bool:
@@ -143,7 +145,23 @@ def from_result(result: Any, *, label: str, date: str | None = None, written: st
         refused={a: dict(vals) for a, vals in sorted(refused.items())},
         budget=spec.token_budget,
         variants=variants,
+        threads=_threads(result),
     )
+
+
+def _threads(result: Any) -> dict[str, Any]:
+    spec = result.spec
+    if not getattr(spec, "conversations", ()):
+        return {}
+    from ..errors import SpecError
+    from ..measure.conversation import runs
+    from ..measure.counter import TokenCounter
+    from .conversation_lock import entries
+
+    try:
+        return entries(runs(spec, result.variants, TokenCounter()))
+    except SpecError:  # an old release whose scripts no longer fit its spec: compared without them
+        return {}
 
 
 def _lock_axis_names(count: int, hint: tuple[str, ...] | None) -> tuple[str, ...]:
@@ -216,8 +234,10 @@ def from_lock(data: Mapping[str, Any], *, label: str, date: str | None = None, w
         tokens = entry.get("tokens") or {}
         variants[vid] = VariantSnap(vid, pairs, str(entry.get("model", pairs[0][1])), str(entry.get("encoding", "")),
                                     _int(tokens.get("total")), None, str(entry.get("sha256", "")), tuple(parts))
+    threads = data.get("conversations")
     return Release(label=label, date=date, written=written or label, commit=None, kind="lock",
-                   axes=tuple((n, tuple(values[n])) for n in names), refused={}, budget=None, variants=variants)
+                   axes=tuple((n, tuple(values[n])) for n in names), refused={}, budget=None, variants=variants,
+                   threads=threads if isinstance(threads, dict) else {})
 
 
 def _int(value: Any) -> int:

@@ -98,6 +98,10 @@ def to_text(diff: Diff) -> str:
         for g in diff.groups:
             extra = f" {_move_positions(g)}" if g.kind == "moved" else f" Δ {_range(*g.delta_range)} tokens"
             out.append(f"  [{g.id}] {_group_title(g)} in {diff.describe(g.variants)};{extra}; changed: {_changed(g)}")
+    if diff.conversations:
+        from .conversations import describe
+
+        out += ["", "conversations (later requests of each thread):"] + [f"  {describe(c)}" for c in diff.conversations]
     alerts = _alerts(diff)
     if alerts:
         out += ["", "alerts:"] + [f"  {a}" for a in alerts]
@@ -189,6 +193,15 @@ def to_markdown(diff: Diff, *, max_chars: int = 60000, command: str | None = Non
         if len(diff.groups) > MARKDOWN_ROWS:
             rows.append(f"- … {len(diff.groups) - MARKDOWN_ROWS} more changes (see the blocks below or --format text)")
         blocks.append(("summary of changes", "\n".join(rows) + "\n"))
+
+    if diff.conversations:
+        from .conversations import describe
+
+        lines = ["**Conversations** (every request of each script in `conversations:`)", ""]
+        lines += [f"- {md_escape(describe(c))}" for c in diff.conversations[:MARKDOWN_ROWS]]
+        blocks.append(("conversations", "\n".join(lines) + "\n"))
+        for c in diff.conversations:
+            blocks.append((f"conversation change {c.fragment}", _details(f"{md_code(c.fragment)} in conversations", "", c.diff)))
 
     if diff.files:
         f2v = diff.files_to_variants()

@@ -14,6 +14,7 @@ Layout, under `prefix` (default `prompts/`):
     models/ personalities/ modes/ axes/<axis>/   index.md + one page per value
     fragments/index.md, fragments/<name>.md      the fragment catalog
     tools/index.md, tools/<name>.md              the tool catalog (tool_pages.py)
+    conversations/index.md, conversations/<name>.md  every request of each conversation (conversation_pages.py)
     assembly.md                  the layout diagram
     lint.md                      every lint finding (fragment pages show their own)
     changes.md                   what changed since the base (changes.py)
@@ -239,11 +240,19 @@ def build_site(
         pages[idx.tool_page(t.name)] = tool_pages.tool_page(idx, t.name)
     pages[idx.lint_page] = site_lint.lint_page(idx)
     pages[idx.changes_page] = site_changes.changes_page(idx)
+    if result.spec.conversations:
+        from ..measure.conversation import runs
+        from ..measure.counter import TokenCounter
+        from . import conversation_pages
+
+        pages.update(conversation_pages.pages(idx, runs(result.spec, result.variants, TokenCounter())))
     if conformance is not None:
         from . import conformance as site_conformance
 
         pages[idx.conformance_page] = site_conformance.page(idx)
     nav = overview_pages(prefix)
+    if result.spec.conversations:
+        nav += (("Conversations", idx.conversation_page()),)
     if history is not None:  # review.history.History: the History section (history_pages.py)
         pages.update(history_pages.pages(idx, history, chart_variants=history_chart))
         nav += (("History", history_pages.timeline_page_path(idx)),)

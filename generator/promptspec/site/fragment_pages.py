@@ -78,12 +78,13 @@ def fragment_page(idx: SiteIndex, name: str) -> str:
         f"{link(idx.href(page, idx.fragment_page()), 'All fragments')} · {link(idx.href(page, idx.assembly_page), 'Assembly')}"
     ), cls="ps-crumbs"))
     out.append("")
-    group = idx.spec.slot_message(f.slot)
+    group = idx.spec.slot_message(f.slot) if f.slot else ""
     rows: list[list[str | Cell]] = [
         [Cell("description", header=True), h(f.description) or "–"],
         [Cell("owner", header=True), h(f.owner) or "–"],
         [Cell("role", header=True), h(f.role)],
-        [Cell("slot", header=True), f"<code>{h(f.slot)}</code> in the {h(group.replace('_', ' '))} message" + (f", order {f.order}" if f.order else "")],
+        [Cell("slot", header=True), (f"<code>{h(f.slot)}</code> in the {h(group.replace('_', ' '))} message" + (f", order {f.order}" if f.order else ""))
+         if f.slot else "none: a later-turn text, sent where <code>turns:</code> names it (see the conversations)"],
         [Cell("start marker", header=True), quoted(f.start) if f.start else "none"],
         [Cell("end marker", header=True), quoted(f.end) if f.end else "none"],
         [Cell("defined in", header=True), f"<code>{h(f.source)}</code>" + (f" line {f.line}" if f.line else "")],

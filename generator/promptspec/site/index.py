@@ -179,6 +179,9 @@ class Paths:
     def tool_page(self, name: str | None = None) -> str:
         return self._p("tools", "index.md" if name is None else file_name(name) + ".md")
 
+    def conversation_page(self, name: str | None = None) -> str:
+        return self._p("conversations", "index.md" if name is None else file_name(name) + ".md")
+
     def href(self, from_src: str, to_src: str, anchor: str | None = None) -> str:
         """relative(), with the pages' and targets' URLs worked out once each.
 

@@ -37,6 +37,7 @@ from .reader import Reader, check_name, check_unique_slugs, parse_when, read_whe
 from .sources import Located, load_json, load_yaml
 from .exact import load_exact
 from .tools import load_placements, load_request, load_tools
+from .turns import load_turns
 
 SPEC_KEYS = {
     "name",
@@ -62,6 +63,8 @@ SPEC_KEYS = {
     "tools",
     "request",
     "exact",
+    "turns",
+    "conversations",
 }
 
 BUDGET_KEYS = {"max_tokens", "max_percent", "max_delta"}
@@ -191,6 +194,8 @@ def load_spec(root: str | Path) -> Spec:
     request = load_request(top, placements, tuple(tools_cfg), axis_names, models)  # type: ignore[arg-type]
 
     exact = load_exact(top, fs, axis_names, models, fragments, tool_defs, request)
+    turns = load_turns(top, fragments, axis_names, scenario, models, fs)
+    conversations = _conversations(top, fs)
 
     override = top.text("instructions_override")
     if override is not None:
@@ -224,7 +229,24 @@ def load_spec(root: str | Path) -> Spec:
         tools=tool_defs,
         request=request,
         exact=exact,
+        turns=turns,
+        conversations=conversations,
     )
+
+
+def _conversations(top: Reader, fs: SpecFS) -> tuple[tuple[str, str], ...]:
+    """`conversations: {NAME: FILE}`: the scripts the site, the lock and the reviews cover."""
+    raw = top.get("conversations", dict, {}) or {}
+    out = []
+    for name, path in raw.items():
+        check_name(name, top.where, top.data["conversations"].line_of(name) if isinstance(top.data["conversations"], Located) else None, "conversation")
+        if not isinstance(path, str):
+            raise top.err("conversations", f"conversation {name!r} must name a script file", hint="give NAME: conversations/FILE.yaml")
+        if not fs.resolve(path, origin=top.where).is_file():
+            raise top.err("conversations", f"conversation script {path!r} not found", hint="create it or fix the path")
+        out.append((str(name), path))
+    check_unique_slugs(((n, top.line("conversations")) for n, _ in out), top.where, "conversation")
+    return tuple(out)
 
 
 def _budgets(top: Reader, shown: str, slugs: set[str]) -> tuple[Budget, ...]:
@@ -410,6 +432,7 @@ FRAGMENT_KEYS = {
     "variables",
     "order",
     "glue_ok",
+    "later",
 }
 
 
@@ -436,8 +459,9 @@ def _fragments(top: Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[s
         role = r.text("role", required=True)
         if role not in ROLES:
             raise r.err("role", f"fragment role must be 'developer' or 'user', found {role!r}", hint="set role: developer or role: user")
-        slot = r.text("slot", required=True)
-        if slot not in slot_group:
+        later = bool(r.get("later", bool, False))
+        slot = r.text("slot", "" if later else None, required=not later)
+        if slot and slot not in slot_group:
             raise r.err("slot", f"unknown slot {slot!r}", hint=f"use one of the layout's slots: {', '.join(slot_group)}")
         body = _clean_text(r, "text")
         body_file = r.text("body")
@@ -479,6 +503,7 @@ def _fragments(top: Reader, root: Path, fs: SpecFS, layout: Mapping[str, tuple[s
                 source=where,
                 line=r.line(),
                 glue_ok=bool(r.get("glue_ok", bool, False)),
+                later=later,
             )
         )
     first: dict[str, Fragment] = {}

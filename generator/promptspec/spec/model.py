@@ -23,7 +23,7 @@ SPEC_FILE = "spec.yaml"
 ROLES = ("developer", "user")
 ENGINES = ("jinja", "codex")
 BUILTIN_AXES = ("model", "personality", "mode")
-BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "tools")
+BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "tools", "thread")
 """Names every template can read without the scenario defining them (assemble's
 context provides them); a derived value or scenario key may not hide them."""
 
@@ -231,6 +231,9 @@ class Fragment:
     source: str
     line: int | None = None
     glue_ok: bool = False
+    later: bool = False
+    """Sent only where `turns:` names it (a context update, a skill message, the
+    compaction prompt or summary), never as part of a first request."""
 
     @property
     def template_ref(self) -> str:
@@ -402,6 +405,10 @@ class Spec:
     request: RequestConfig = field(default_factory=RequestConfig)
     exact: tuple[ExactPart, ...] = ()
     """Parts stated outright for some cells (spec/exact.py), checked before the rules."""
+    turns: Any = None
+    """`turns:` (spec/turns.py `Turns`): what later requests of a thread send."""
+    conversations: tuple[tuple[str, str], ...] = ()
+    """`conversations:` name -> script file (spec-relative), in spec.yaml order."""
 
     def _lookup(self, kind: str, items: tuple[Any, ...], attr: str) -> dict[str, Any]:
         # One dict per kind, built on first use: a linear scan per variant

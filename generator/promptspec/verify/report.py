@@ -32,6 +32,15 @@ def as_text(r: Report) -> str:
             lines.extend("    " + ln for ln in d.diff.splitlines())
         if len(g.diffs) > MAX_DIFFS:
             lines.append(f"  ... and {len(g.diffs) - MAX_DIFFS} more distinct diffs of {g.name} (see --format json)")
+    if r.threads:
+        same = sum(t.identical for t in r.threads)
+        lines.append(f"threads: {same} of {len(r.threads)} identical in every request"
+                     + ("" if r.threads_gate else " (not gating: the spec has no turns:)"))
+        for t in r.threads:
+            if not t.identical:
+                lines.append(f"DIFFERS thread {t.thread} from {t.variant}: request {t.request} of {t.requests}: {t.part}")
+                if t.diff:
+                    lines.extend("    " + ln for ln in t.diff.splitlines()[:8])
     return "\n".join(lines) + "\n"
 
 
@@ -61,6 +70,13 @@ def as_markdown(r: Report) -> str:
                         fenced(d.diff).rstrip("\n")]
             if len(g.diffs) > MAX_DIFFS:
                 out += ["", f"… and {len(g.diffs) - MAX_DIFFS} more distinct diffs of {md_escape(g.name)} (all are in the JSON report)."]
+    if r.threads:
+        same = sum(t.identical for t in r.threads)
+        out += ["", "## Threads", "", f"**{same} of {len(r.threads)}** standard threads are identical in every request"
+                + ("." if r.threads_gate else " (not gating: the spec has no `turns:`)."), "",
+                "| thread | from | requests | first difference |", "|---|---|---|---|"]
+        out += [f"| {md_escape(t.thread)} | {md_code(t.variant)} | {t.requests} | "
+                + ("identical" if t.identical else f"request {t.request}: {md_escape(t.part or '')}") + " |" for t in r.threads]
     return "\n".join(out) + "\n"
 
 

@@ -48,6 +48,10 @@ class Report:
     matrix_size: int = 0
     not_modelled: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    threads: list[Any] = field(default_factory=list)
+    """oracle/thread_compare.py ThreadResult per standard thread compared."""
+    threads_gate: bool = False
+    """Whether the threads count for `ok`: the spec says what later turns send (`turns:`)."""
 
     @property
     def compared(self) -> int:
@@ -59,7 +63,8 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return self.compared > 0 and self.identical == self.compared
+        threads_ok = not self.threads_gate or all(t.identical for t in self.threads)
+        return self.compared > 0 and self.identical == self.compared and threads_ok
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,11 +83,15 @@ class Report:
                                         "the turn's prompt (last user message)"],
             "covered": list(COVERED),
             "variants": [dataclasses.asdict(v) for v in self.variants],
+            "threads": [dataclasses.asdict(t) for t in self.threads],
+            "threads_identical": sum(t.identical for t in self.threads),
         }
 
 
 def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, timeout: float = 60.0,
-           port: int = 0) -> Report:
+           port: int = 0, threads: int = 0) -> Report:
+    """The first request of `sample` variants (all by default), and the
+    standard threads (oracle/thread.py) of the first `threads` of them."""
     from ..spec import load_spec
 
     t0 = time.monotonic()
@@ -118,8 +127,26 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
             report.variants.append(VariantResult(v.id, cap.config.values, outcome.identical,
                                                  first.part if first else None, first.diff if first else None, None,
                                                  [{"name": d.name, "part": d.part, "diff": d.diff} for d in outcome.differences]))
+        if threads:
+            _verify_threads(report, codex, scratch, machine, spec, [c for c in chosen][:threads], by_config, timeout, port)
+            if not spec.turns.defined:
+                not_modelled.append("later turns (the spec has no turns:, so its threads do not gate)")
         report.not_modelled = not_modelled
     finally:
         remove_scratch(scratch)
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _verify_threads(report: Report, codex: Any, scratch: Any, machine: Any, spec: Any, configs: list[Any],
+                    by_config: dict[Any, Any], timeout: float, port: int) -> None:
+    from ..oracle import thread as _thread
+    from ..oracle.thread_compare import compare_thread
+
+    catalog = _harvest.debug_models(codex, scratch, timeout)
+    skill = _thread.bundled_skill(scratch)
+    for cfg in configs:
+        threads = _thread.standard_threads(cfg, catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
+        for cap in _thread.capture_threads(codex, scratch, threads, timeout, port):
+            report.threads.append(compare_thread(machine, by_config[cfg], cap, models_tools(spec)))
+    report.threads_gate = bool(spec.turns.defined)

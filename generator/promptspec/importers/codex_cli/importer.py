@@ -76,10 +76,12 @@ def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None
 
 
 def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tuple[str, ...] = (),
-               timeout: float = 60.0, port: int = 0, world: World | None = None) -> tuple[Path, dict]:
+               timeout: float = 60.0, port: int = 0, world: World | None = None,
+               later_turns: bool = False) -> tuple[Path, dict]:
     """Write a spec of the release at `cli` into `out`; returns the folder and figures.
     With a `world` (oracle/world.py) Codex runs in the user's project, with
-    their Codex home's config and their flags."""
+    their Codex home's config and their flags; `later_turns` also learns the
+    standard threads' later requests (importers/codex_cli/later_turns.py)."""
     out = Path(out).expanduser()
     codex = _binary.identify(cli)
     _check_out(out, force)
@@ -105,6 +107,13 @@ def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tu
             if same != total:
                 raise CodexError(f"the written spec reproduces {same} of {total} captured requests (first: {first})",
                                  release=codex.release, hint="report the release; no spec was written")
+            if later_turns:
+                from .later_turns import import_later_turns
+
+                try:
+                    stats.update(import_later_turns(staging, codex, timeout, port))
+                except ImportProblem as exc:
+                    raise CodexError(f"later turns: {exc}", release=codex.release, hint="report the release; no spec was written") from None
     except BaseException:
         for folder in created:
             try:

@@ -1,0 +1,267 @@
+"""A conversation: every request one thread sends, from a script of turns.
+
+The first request is the variant's request (the same one `render` gives)
+plus the user's message.  Each later one re-sends the previous input, the
+assistant's answer, a context-update message per kind of change
+(`turns.updates`), then the new user message and one message per skill it
+mentions.  A compaction is a request of its own (the history plus the
+compaction prompt, with its own parameters), after which the history is
+rebuilt in the order `turns.compaction.history` gives.  The rules are the
+spec's (spec/turns.py); this module only applies them, so a hand-written
+spec and an imported release go through the same code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from ..spec.model import BUILTIN_AXES, Spec
+from ..spec.scripts import Script, Step, check_script
+from ..spec.turns import HistoryPiece
+from .body import merge
+from .builder import Assembler
+from .thread_state import state_values
+from .request import Message, Request, Section, Variant
+
+DEFAULT_SUMMARY = "(summary)"
+"""What an automatic compaction returns when the step gives no `summary`."""
+
+
+@dataclass(frozen=True)
+class ThreadRequest:
+    """One request of a thread, and why it was sent."""
+
+    step: int  # the script step (1-based) that sent it
+    kind: str  # "turn" | "compaction"
+    request: Request
+    new: int  # index of the first input message this request adds (0: all, e.g. after a rebuild)
+    reason: str = ""  # for compactions: manual, auto (usage over the limit) or model switch
+    rebuilt: bool = False  # the history was rebuilt (after a compaction) before this turn
+
+    @property
+    def new_messages(self) -> tuple[Message, ...]:
+        return self.request.messages[self.new:]
+
+
+@dataclass(frozen=True)
+class _State:
+    variant: Variant
+    overrides: tuple[tuple[str, Any], ...]  # settings that are scenario keys, as changed by `set`
+
+    def values(self, spec: Spec) -> dict[str, Any]:
+        return state_values(spec, self.variant, {**spec.scenario, **dict(self.overrides)})
+
+
+def _apply(spec: Spec, state: _State, settings: Iterable[tuple[str, Any]]) -> _State:
+    axes = {name for name, _ in spec.axes}
+    variant, overrides = state.variant, dict(state.overrides)
+    for key, value in settings:
+        value = str(value) if key in axes else value
+        if key in BUILTIN_AXES:
+            variant = dataclasses.replace(variant, **{key: str(value)})  # type: ignore[arg-type]  # key is model, personality or mode
+        elif key in axes:
+            variant = dataclasses.replace(variant, extra=tuple((a, value if a == key else v) for a, v in variant.extra))
+        else:
+            overrides[key] = value
+    return _State(variant, tuple(sorted(overrides.items())))
+
+
+def _text_message(role: str, text: str, name: str, source: str) -> Message:
+    return Message(role, (Section(name, "turn", role, "", text, "", source),))
+
+
+def compact_limit(spec: Spec, state: _State) -> tuple[int | None, str]:
+    """The auto-compaction threshold in this state and where it comes from:
+    the configured setting, else the catalog's auto_compact_token_limit, else
+    `turns.compaction.percent` of the context window."""
+    comp = spec.turns.compaction
+    configured = dict(state.overrides).get(comp.limit_setting, spec.scenario.get(comp.limit_setting))
+    if isinstance(configured, int) and not isinstance(configured, bool) and configured > 0:
+        return configured, comp.limit_setting
+    model = spec.model(state.variant.model)
+    if model.auto_compact_token_limit:
+        return model.auto_compact_token_limit, "auto_compact_token_limit"
+    if model.context_window:
+        return model.context_window * comp.percent // 100, f"{comp.percent}% of context_window"
+    return None, "none"
+
+
+class Conversation:
+    """Builds the requests of scripts for one spec, sharing one Assembler."""
+
+    def __init__(self, spec: Spec, asm: Assembler | None = None):
+        self.spec = spec
+        self.asm = asm or Assembler(spec)
+
+    # -- pieces ---------------------------------------------------------------
+    def _thread(self, start: _State, previous: _State, now: _State, request: str, turn: int, compacted: bool) -> dict[str, Any]:
+        before, after = previous.values(self.spec), now.values(self.spec)
+        return {"request": request, "turn": turn, "start": start.values(self.spec), "previous": before,
+                "changed": [k for k in after if after[k] != before.get(k)], "compacted": compacted}
+
+    def _initial(self, state: _State, thread: Mapping[str, Any] | None) -> Request:
+        return self.asm.assemble(state.variant, state.overrides, thread)
+
+    def _updates(self, previous: _State, now: _State, thread: Mapping[str, Any]) -> list[Message]:
+        """One message per `turns.updates` entry whose `on` names a change."""
+        changed = set(thread["changed"])
+        model = self.spec.model(now.variant.model)
+        out = []
+        for update in self.spec.turns.updates:
+            if not changed.intersection(update.on) or not update.when.matches(now.variant, model):
+                continue
+            sections = self.asm.later_sections(update.fragments, now.variant, now.overrides, thread)
+            if sections and update.if_different:
+                before = self.asm.later_sections(update.fragments, previous.variant, previous.overrides, thread)
+                if [x.text for x in before] == [x.text for x in sections]:
+                    continue
+            if sections:
+                out.append(Message(update.role, tuple(sections)))
+        return out
+
+    def _skills(self, step: Step, state: _State, thread: Mapping[str, Any]) -> list[Message]:
+        turns = self.spec.turns
+        if turns.skill_fragment is None:
+            return []
+        names = list(step.skills)
+        mention = re.escape(turns.skill_mention)
+        for name in turns.skill_files:
+            if name not in names and re.search(mention + re.escape(name) + r"(?![\w-])", step.text):
+                names.append(name)
+        out: list[Message] = []
+        for name in names:
+            ref = turns.skill_files[name]
+            text, path = self.spec.fs.read_text(ref, origin="spec.yaml")
+            skill = {"name": name, "path": ref, "text": text}
+            sections = self.asm.later_sections((turns.skill_fragment,), state.variant, (*state.overrides, ("skill", skill)), thread)
+            out.extend(Message(s.role, (s,)) for s in sections)
+        return out
+
+    def _request(self, state: _State, first: Request, messages: list[Message], params: Mapping[str, Any] | None = None) -> Request:
+        """The state's request carrying `messages` as its input; the
+        `instructions` field keeps the thread's first text unless
+        `turns.instructions` is `current`."""
+        now = self._initial(state, None) if state.variant != first.variant or state.overrides else first
+        base = first.base if self.spec.turns.instructions == "first" else now.base
+        req = dataclasses.replace(now, messages=tuple(messages), base=base, notes=())
+        if params:
+            merged = merge(dict(req.params), {k: v for k, v in params.items() if k != "tools"})
+            order = req.body_order
+            tools = req.tools
+            if "tools" in params and req.tool_placement == "field":
+                tools = ()
+            req = dataclasses.replace(req, params=tuple((k, merged[k]) for k in order if k in merged), tools=tools)
+        return req
+
+    def _rebuild(self, start: _State, state: _State, user_texts: list[Message], summary: str, turn: int, source: str) -> list[Message]:
+        comp = self.spec.turns.compaction
+        thread = self._thread(start, state, state, "rebuilt", turn, True)
+        initial = list(self._initial(state, thread).messages)
+        summary_msgs: list[Message] = []
+        if comp.summary is not None:
+            sections = self.asm.later_sections((comp.summary,), state.variant, (*state.overrides, ("summary", summary)),
+                                               {**thread, "request": "summary"})
+            summary_msgs = [Message(s.role, (s,)) for s in sections]
+        out: list[Message] = []
+        for piece in comp.history:
+            out.extend(_piece(piece, initial, user_texts, summary_msgs))
+        return out
+
+    # -- the thread -----------------------------------------------------------
+    def requests(self, start_variant: Variant, script: Script) -> list[ThreadRequest]:
+        spec = self.spec
+        base_state = _State(start_variant, ())
+        check_script(spec, script, base_state.values(spec))
+        state = _apply(spec, base_state, script.steps[0].set)
+        start = state
+        first = self._initial(state, None)
+        out: list[ThreadRequest] = []
+        history: list[Message] = []
+        users: list[Message] = []
+        reply: Step | None = None
+        rebuilt = False
+        for n, step in enumerate(script.steps, 1):
+            before = len(history)
+            if step.kind == "compact":
+                if reply is not None:
+                    history.append(self._reply(reply))
+                out.append(self._compaction(n, state, first, history, "manual", 0 if rebuilt else before))
+                history = self._rebuild(start, state, users, step.reply, n, script.source)
+                reply, rebuilt = None, True
+                continue
+            now = _apply(spec, state, step.set) if n > 1 else state
+            if n == 1:
+                history = list(first.messages)
+            else:
+                if reply is not None:
+                    history.append(self._reply(reply))
+                reason = self._auto_reason(reply, state, now)
+                if reason:
+                    out.append(self._compaction(n, state, first, history, reason, 0 if rebuilt else before))
+                    history = self._rebuild(start, now, users, step.summary or DEFAULT_SUMMARY, n, script.source)
+                    rebuilt = True
+                else:
+                    history.extend(self._updates(state, now, self._thread(start, state, now, "update", n, rebuilt)))
+            user = _text_message("user", step.text, "(user)", script.source)
+            history.append(user)
+            users.append(user)
+            history.extend(self._skills(step, now, self._thread(start, state, now, "skill", n, rebuilt)))
+            out.append(ThreadRequest(n, "turn", self._request(now, first, history), 0 if rebuilt else before, rebuilt=rebuilt))
+            state, reply, rebuilt = now, step, False
+        return out
+
+    def _reply(self, step: Step) -> Message:
+        turns = self.spec.turns
+        section = Section("(reply)", "turn", "assistant", "", step.reply, "", "")
+        return Message("assistant", (section,), turns.reply_item, turns.reply_content)
+
+    def _auto_reason(self, reply: Step | None, state: _State, now: _State) -> str:
+        comp = self.spec.turns.compaction
+        if comp.prompt is None:
+            return ""
+        if reply is not None and reply.usage is not None:
+            limit, source = compact_limit(self.spec, state)
+            if limit is not None and reply.usage >= limit:
+                return f"auto: usage {reply.usage} >= {limit} ({source})"
+        if comp.on_model_switch and now.variant.model != state.variant.model:
+            old = self.spec.model(state.variant.model).extra.get(comp.on_model_switch)
+            new = self.spec.model(now.variant.model).extra.get(comp.on_model_switch)
+            if old != new:
+                return f"model switch across {comp.on_model_switch}"
+        return ""
+
+    def _compaction(self, n: int, state: _State, first: Request, history: list[Message], reason: str, new: int) -> ThreadRequest:
+        comp = self.spec.turns.compaction
+        thread = {"request": "compaction", "turn": n, "reason": reason}
+        sections = self.asm.later_sections((comp.prompt,), state.variant, state.overrides, thread)
+        prompt = [Message(s.role, (s,)) for s in sections]
+        req = self._request(state, first, [*history, *prompt], comp.params)
+        return ThreadRequest(n, "compaction", req, new, reason)
+
+
+def _piece(piece: HistoryPiece, initial: list[Message], users: list[Message], summary: list[Message]) -> list[Message]:
+    if piece.kind == "initial_context":
+        return initial[piece.start:piece.stop]
+    if piece.kind == "user_messages":
+        return list(users)
+    if piece.kind == "earlier_user_messages":
+        return list(users[:-1])
+    if piece.kind == "last_user_message":
+        return list(users[-1:])
+    return list(summary)
+
+
+def conversation(spec: Spec, variant: Variant, script: Script, asm: Assembler | None = None) -> list[ThreadRequest]:
+    return Conversation(spec, asm).requests(variant, script)
+
+
+def request_after(spec: Spec, variant: Variant, script: Script, n: int, asm: Assembler | None = None) -> Request:
+    """The first request of the state a thread is in once its first `n` steps'
+    `set:` applied: what a release re-sends a section of, in a context update."""
+    state = _State(variant, ())
+    for step in script.steps[:n]:
+        state = _apply(spec, state, step.set)
+    return (asm or Assembler(spec)).assemble(state.variant, state.overrides)
