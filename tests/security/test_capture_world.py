@@ -7,7 +7,6 @@ strace on the binary."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from promptspec.oracle import binary, capture, scratch
 from promptspec.oracle.binary import CodexError
 
+from required import require_program
 from test_import_output import fake
 
 
@@ -38,9 +38,7 @@ def test_machine_wide_codex_configuration_is_refused(tmp_path: Path, monkeypatch
 
 @pytest.mark.slow
 def test_a_capture_by_the_real_release_makes_no_network_attempt(codex, tmp_path: Path) -> None:
-    strace = shutil.which("strace")
-    if strace is None:
-        pytest.skip("needs strace to watch the binary's system calls")
+    strace = require_program("strace", "apt-get install strace; .ci/run installs it")  # to watch the binary's system calls
     real = binary.identify(codex).path
     wrap = tmp_path / "codex"
     wrap.write_text(f'#!/bin/bash\n[ "$1" = "--version" ] && exec "{real}" --version\n'
@@ -48,6 +46,7 @@ def test_a_capture_by_the_real_release_makes_no_network_attempt(codex, tmp_path:
     wrap.chmod(0o755)
     probe = subprocess.run([strace, "-o", "/dev/null", "true"], capture_output=True)
     if probe.returncode != 0:
+        # Not a requirement CI can install: the container may forbid ptrace.
         pytest.skip(f"strace cannot trace here: {probe.stderr.decode(errors='replace').strip()[:100]}")
     h = capture.harvest(binary.identify(wrap), models=["gpt-5.4"], n=1, timeout=60)
     assert any(c.body for c in h.captures)

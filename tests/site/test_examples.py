@@ -154,7 +154,7 @@ def test_every_docs_page_expands(result: pipeline.Result) -> None:
 
 def test_spec_format_reference_covers_every_key() -> None:
     from promptspec import spec as spec_module
-    from promptspec.authoring.findings import BUILTIN_NAMES
+    from promptspec.spec.model import BUILTIN_NAMES
 
     doc = (DOCS / "spec-format.md").read_text(encoding="utf-8")
     headings = set(re.findall(r"^### (\w+)$", doc, re.M))

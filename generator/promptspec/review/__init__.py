@@ -30,14 +30,11 @@ from .budgets import increases_over, parse_increase
 from .history import History, Step, build_history
 from .lockfile import INSTRUCTIONS, LockDiff
 from .sides import Side, parse_side, parse_sides
+from ..util.gh_markdown import fence_for, fenced, md_code, md_escape
 from .report import (
     MARKDOWN_ROWS,
     MIN_MARKDOWN_CHARS,
-    fence_for,
-    fenced,
     format_diff,
-    md_code,
-    md_escape,
     to_markdown,
     to_text,
 )

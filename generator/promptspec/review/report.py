@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 from .diff import ChangeGroup, Diff, SectionChange, VariantChange
 from .diff_json import to_json
 from .lockfile import INSTRUCTIONS
-from ..util.gh_markdown import fence_for, fenced, md_code, md_escape
+from ..util.gh_markdown import fenced, md_code, md_escape
 from .worddiff import long_line_changes
 
 # ---------------------------------------------------------------------------

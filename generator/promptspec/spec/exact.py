@@ -24,10 +24,10 @@ here against the spec's fragments, tools and body order.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 from .files import SpecFS
-from .model import ALWAYS, COMPUTED_BODY_KEYS, ExactPart, Fragment, Model, RequestConfig, Tool
+from .model import ALWAYS, COMPUTED_BODY_KEYS, ExactPart, Fragment, Model, RequestConfig, Tool, When
 from .reader import Reader, read_when
 from .tools import serialize, to_json
 
@@ -99,7 +99,7 @@ def _tool_as(tool: Tool, value: Any, r: Reader, i: int) -> Tool:
                                when=ALWAYS, source=r.where, line=r.line("value"))
 
 
-def first_exact(entries: tuple[ExactPart, ...], kind: str, name: str, matches) -> ExactPart | None:
+def first_exact(entries: tuple[ExactPart, ...], kind: str, name: str, matches: Callable[[When], bool]) -> ExactPart | None:
     """The entry deciding part (kind, name) for a variant (`matches(when)` says whether a `when` holds)."""
     for entry in entries:
         if entry.kind == kind and entry.name == name and matches(entry.when):
