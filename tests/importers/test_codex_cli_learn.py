@@ -141,8 +141,12 @@ def test_definitions_sent_under_one_name_are_named_for_what_differs():
     names = tools_spec._variant_names(group, "web_search", [{}, {}])
     assert names == ["web_search.no-external_web_access.text-image", "web_search.external_web_access"]
     long = [{"type": "function", "name": "v", "parameters": {"x": 1}}, {"type": "function", "name": "v", "parameters": {"x": 2}}]
-    named = tools_spec._variant_names(long, "v", [{"supports_image_detail_original": "true"}, {"supports_image_detail_original": "false"}])
-    assert named == ["v.supports_image_detail_original", "v.no-supports_image_detail_original"]
+    by_field = [{"supports_image_detail_original": "true"}, {"supports_image_detail_original": "false"}]
+    named = tools_spec._variant_names(long, "view_image", by_field)
+    assert named == ["view_image.supports_image_detail_original", "view_image.no-supports_image_detail_original"]
+    # A field unrelated to the tool that happens to pick the same models names nothing: counted instead.
+    assert tools_spec._variant_names(long, "view_image", [{"comp_hash": "2911"}, {"comp_hash": "3000"}]) == \
+        ["view_image.parameters1", "view_image.parameters2"]
 
 
 def test_a_model_no_single_layout_fits_gets_one_per_shape():

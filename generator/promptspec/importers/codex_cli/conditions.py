@@ -41,7 +41,7 @@ def _spelling(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _words(name: str) -> set[str]:
+def words(name: str) -> set[str]:
     return {w for w in re.split(r"[^a-z0-9]+", name.lower()) if len(w) > 2}
 
 
@@ -74,7 +74,7 @@ class Catalog:
             picked = {values[m] for m in want}
             if {m for m in self.models if values[m] in picked} != want:
                 continue
-            shared = len(_words(name) & _words(about))
+            shared = len(words(name) & words(about))
             if len(want) == 1 and not shared:
                 continue  # one model picked by a field unrelated to the condition: a coincidence, not a reason
             rank = (-shared, len(picked), name)

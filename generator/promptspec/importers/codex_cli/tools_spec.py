@@ -23,7 +23,7 @@ from ...oracle import parts
 from ...oracle.capture import Config
 from ...spec.model import DEFAULT_BODY_ORDER
 from . import learn
-from .conditions import Catalog
+from .conditions import Catalog, words
 
 ADDITIONAL_TOOLS = "additional_tools"
 NOT_PARAMS = ("model", "instructions", "input", "tools", *parts.VOLATILE_BODY)
@@ -160,7 +160,7 @@ def _variant_names(group: list[Any], stem: str, whens: list[Mapping[str, Any]]) 
         for k in differing:
             token = _token(k, d.get(k) if isinstance(d, dict) else None)
             if token is None:
-                token = _when_token(whens[i]) or f"{k}{i + 1}"
+                token = _when_token(whens[i], stem) or f"{k}{i + 1}"
             if token not in tokens:
                 tokens.append(token)
         out.append(".".join([stem, *[SAFE.sub("-", t).strip("-.") for t in tokens if t]]))
@@ -172,12 +172,14 @@ def _variant_names(group: list[Any], stem: str, whens: list[Mapping[str, Any]]) 
     return out
 
 
-def _when_token(when: Mapping[str, Any]) -> str | None:
-    """A name for a one-condition `when` (a true/false field reads as its name)."""
+def _when_token(when: Mapping[str, Any], stem: str) -> str | None:
+    """A name for a one-condition `when` (a true/false field reads as its name),
+    when the field is about the tool (shares a word with its name): a field
+    that merely happens to pick the same models (`comp_hash: 2911`) names nothing."""
     if len(when) != 1:
         return None
     (key, value), = when.items()
-    if isinstance(value, list):
+    if isinstance(value, list) or not (words(key) & words(stem)):
         return None
     return _token(key, {"true": True, "false": False}.get(value, value))
 
