@@ -26,6 +26,7 @@ from _helpers import TEMPLATES, break_spec, broken_links, build_ok, mkdocs_build
 
 NOTES = {
     "description": "Notes for the <b>reviewer</b> & co",
+    "owner": "docs-team",
     "role": "developer",
     "slot": "developer_extensions",
     "start": "<review_notes>",

@@ -19,8 +19,8 @@ from .builder import (
     Assembler,
     assemble,
     assemble_all,
-    codex_placeholder_names,
 )
+from ..render.codex import codex_placeholder_names
 from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
 from .body import (
     body_params,

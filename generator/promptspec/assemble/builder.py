@@ -15,6 +15,7 @@ import jinja2
 from jinja2 import meta, nodes
 
 from ..errors import SpecError
+from ..render.codex import codex_placeholder_names
 from ..render.renderer import renderer_for
 from ..spec.exact import describe
 from ..spec.model import BUILTIN_NAMES, SLOT_ROLE, Choice, ExactPart, Fragment, Spec
@@ -359,13 +360,6 @@ def _line_in(raw: Any, section: str, key: str) -> int | None:
     part = raw.get(section) if isinstance(raw, Mapping) else None
     line_of = getattr(part, "line_of", None)
     return line_of(key) if line_of is not None else None
-
-
-def codex_placeholder_names(source: str) -> set[str]:
-    """The names a Codex-style text fills: its dependencies for caching."""
-    from ..render.codex import CODEX_PLACEHOLDER
-
-    return set(CODEX_PLACEHOLDER.findall(source))
 
 
 class _Context:

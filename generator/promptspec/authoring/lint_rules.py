@@ -343,13 +343,9 @@ def _variables(spec: Spec) -> Iterator[Finding]:
 # PS203 unknown names / PS204 never applies
 
 
-def _axis_values(spec: Spec) -> dict[str, tuple[str, ...]]:
-    return dict(spec.axes)
-
-
 def _unknown_names(spec: Spec) -> Iterator[Finding]:
     """Patterns no value can match (the names themselves are checked at load)."""
-    axes = _axis_values(spec)
+    axes = dict(spec.axes)
 
     def check(where: str, line: int | None, what: str, when: When, fragment: str | None) -> Iterator[Finding]:
         for name, patterns in when.items():

@@ -65,3 +65,7 @@ def fill_placeholders(text: str, values: Mapping[str, Any], where: str | Path, l
 
     return CODEX_PLACEHOLDER.sub(sub, text)
 
+
+def codex_placeholder_names(source: str) -> set[str]:
+    """The names a Codex-style text fills: its dependencies for caching."""
+    return set(CODEX_PLACEHOLDER.findall(source))

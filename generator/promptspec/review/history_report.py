@@ -253,7 +253,7 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief:
         out.append("**Now past auto-compaction:** " + ", ".join(f"{md_span(d.id)} ({d.headroom_after:,})" for d in crossings))
         out.append("")
     if step.threads:
-        out += ["**Conversations**", ""] + [f"- {md_escape(line)}" for line in step.threads] + [""]
+        out += ["**Conversations**", ""] + [f"- {md_text(line)}" for line in step.threads] + [""]
     text = "\n".join(out) + "\n"
     return text + "".join(_diff_block(c) for c in step.changes if c.diff) if diffs else text
 

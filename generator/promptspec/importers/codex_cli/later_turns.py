@@ -66,7 +66,7 @@ def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str,
             raise ImportProblem(f"the {name} wrapper holds braces, which a marker cannot keep verbatim")
     if not (start and end):  # markers come in pairs (lint PS102): a one-sided wrapper is literal text
         text, start, end = start + text + end, "", ""
-    doc = {"description": description, "role": role, "later": True, "start": start, "end": end, "text": text}
+    doc = {"description": description, "owner": "codex", "role": role, "later": True, "start": start, "end": end, "text": text}
     content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
     path = f"fragments/{name}.yaml"
     if files.get(path, content) != content:
@@ -143,7 +143,7 @@ def _skill(out: Learned, captures: dict[str, ThreadCapture], skills: dict[str, t
     out.files[f"{LATER}/skills/{name}/SKILL.md"] = text
     out.files["fragments/skill.yaml"] = yaml.safe_dump({
         "description": "The message a skill mention adds after the prompt: the skill's SKILL.md in the release's wrapper.",
-        "role": body[-1].get("role", "user"), "later": True, "text": template,
+        "owner": "codex", "role": body[-1].get("role", "user"), "later": True, "text": template,
     }, sort_keys=False, allow_unicode=True, width=1000)
 
 
@@ -198,7 +198,7 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     (prompt,) = _texts(added[1])
     out.files["fragments/compact_prompt.yaml"] = yaml.safe_dump({
         "description": "The compaction request's last message (a non-empty `compact_prompt` scenario value replaces it).",
-        "role": added[1].get("role", "user"), "later": True,
+        "owner": "codex", "role": added[1].get("role", "user"), "later": True,
         "text": "{{ compact_prompt or release_prompt }}",
         "variables": {"release_prompt": prompt},
     }, sort_keys=False, allow_unicode=True, width=1000)
