@@ -68,14 +68,8 @@ def _elide(line: str, other: str) -> str:
     if len(line) <= LONG_LINE:
         return line
     lead, body = line[0], line[1:]
-    o = other[1:]
-    start = 0
-    while start < min(len(body), len(o)) and body[start] == o[start]:
-        start += 1
-    end = 0
-    while end < min(len(body), len(o)) - start and body[-1 - end] == o[-1 - end]:
-        end += 1
-    lo, hi = max(0, start - CONTEXT), min(len(body), len(body) - end + CONTEXT)
+    start, changed, _ = textdiff.changed_middle(body, other[1:])  # a string is a sequence of characters
+    lo, hi = max(0, start - CONTEXT), min(len(body), start + changed + CONTEXT)
     key = _KEY.match(body)  # a JSON line keeps its key: `"description": …`
     head = key.group(0) if key and key.end() < lo else ""
     return lead + head + ("…" if lo > len(head) else "") + body[lo:hi] + ("…" if hi < len(body) else "")
