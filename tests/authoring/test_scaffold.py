@@ -47,7 +47,9 @@ def new(*args: str) -> int:
 def test_new_fragment_is_lint_clean_in_its_default_slot(spec_dir: Path, tmp_path: Path, role: str, slot: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert new("fragment", "house_rules", "--role", role, "--spec", str(spec_dir)) == 0
     full = spec_dir.resolve() / "fragments"
-    assert capsys.readouterr().out.splitlines()[:2] == [f"created {full / 'house_rules.yaml'}", f"created {full / 'house_rules.md'}"]
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [f"created {full / 'house_rules.yaml'}", f"created {full / 'house_rules.md'}"]
+    assert out[2].endswith(f"then run `promptspec lint --spec {spec_dir}`")  # the next command names the spec it was given
     body = (spec_dir / "fragments" / "house_rules.md").read_text()
     assert body.startswith("\n") and body.endswith("\n")
     fragment = next(f for f in load_spec(spec_dir).fragments if f.name == "house_rules")

@@ -99,7 +99,12 @@ order: 0
 FRAGMENT_BODY = "\nReplace this line with what the {name} section tells the model.\n"
 
 
-def new_fragment(spec_dir: Path, name: str, role: str, slot: str | None = None, description: str | None = None) -> Created:
+LINT = "promptspec lint"
+"""The command a note says to run next (the CLI adds the --spec it was given)."""
+
+
+def new_fragment(spec_dir: Path, name: str, role: str, slot: str | None = None, description: str | None = None,
+                 lint: str = LINT) -> Created:
     """Write fragments/NAME.yaml and fragments/NAME.md, then prove they load and lint clean."""
     check_new_name(name, "fragment")
     if role not in DEFAULT_SLOT:
@@ -143,7 +148,7 @@ def new_fragment(spec_dir: Path, name: str, role: str, slot: str | None = None, 
     return Created(
         files=(fs.display(yaml_path), fs.display(body_path)),
         edited=(),
-        notes=(f"next: edit {fs.display(body_path)}, then run `promptspec lint`",),
+        notes=(f"next: edit {fs.display(body_path)}, then run `{lint}`",),
     )
 
 
@@ -174,12 +179,12 @@ MODE_BODY = "# Mode: {title}\n\nReplace this line with how the agent works in {t
 PERSONALITY_BODY = "Replace this line with the {title} communication style.\n"
 
 
-def new_mode(spec_dir: Path, name: str, description: str | None = None) -> Created:
-    return _new_choice(spec_dir, name, "modes", "mode", MODE_BODY, DEFAULT_MODES, description)
+def new_mode(spec_dir: Path, name: str, description: str | None = None, lint: str = LINT) -> Created:
+    return _new_choice(spec_dir, name, "modes", "mode", MODE_BODY, DEFAULT_MODES, description, lint)
 
 
-def new_personality(spec_dir: Path, name: str, description: str | None = None) -> Created:
-    created = _new_choice(spec_dir, name, "personalities", "personality", PERSONALITY_BODY, DEFAULT_PERSONALITIES, description)
+def new_personality(spec_dir: Path, name: str, description: str | None = None, lint: str = LINT) -> Created:
+    created = _new_choice(spec_dir, name, "personalities", "personality", PERSONALITY_BODY, DEFAULT_PERSONALITIES, description, lint)
     spec = load_spec(spec_dir)
     missing = [
         m.slug
@@ -195,7 +200,8 @@ def new_personality(spec_dir: Path, name: str, description: str | None = None) -
     return created
 
 
-def _new_choice(spec_dir: Path, name: str, key: str, what: str, body: str, defaults: tuple[str, ...], description: str | None) -> Created:
+def _new_choice(spec_dir: Path, name: str, key: str, what: str, body: str, defaults: tuple[str, ...], description: str | None,
+                lint: str) -> Created:
     check_new_name(name, what)
     spec = load_spec(spec_dir)
     existing = spec.modes if key == "modes" else spec.personalities
@@ -235,7 +241,7 @@ def _new_choice(spec_dir: Path, name: str, key: str, what: str, body: str, defau
     return Created(
         files=(template_ref,),
         edited=(SPEC_FILE,),
-        notes=(f"next: edit {template_ref}, then run `promptspec lint`",),
+        notes=(f"next: edit {template_ref}, then run `{lint}`",),
     )
 
 

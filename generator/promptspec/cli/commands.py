@@ -387,19 +387,19 @@ def cmd_new(args: argparse.Namespace) -> int:
     choice = spec_choice(args)
     choice.check_writable(f"promptspec new {args.kind}")
     spec_dir = choice.path
+    lint = f"{scaffold.LINT} --spec {spec_dir}" if choice.reason == "--spec" else scaffold.LINT
     if args.kind == "fragment":
-        created = scaffold.new_fragment(spec_dir, args.name, args.role, args.slot, args.description)
+        created = scaffold.new_fragment(spec_dir, args.name, args.role, args.slot, args.description, lint)
     elif args.kind == "mode":
-        created = scaffold.new_mode(spec_dir, args.name, args.description)
+        created = scaffold.new_mode(spec_dir, args.name, args.description, lint)
     else:
-        created = scaffold.new_personality(spec_dir, args.name, args.description)
+        created = scaffold.new_personality(spec_dir, args.name, args.description, lint)
     for path in created.files:
         print(f"created {_full(spec_dir, path)}")
     for path in created.edited:
         print(f"edited {_full(spec_dir, path)}")
     for note in created.notes:
-        # The library says "run lint"; only the command line knows it was given --spec.
-        print(note.replace("`promptspec lint`", f"`promptspec lint --spec {spec_dir}`") if choice.reason == "--spec" else note)
+        print(note)
     return 0
 
 
