@@ -49,6 +49,7 @@ MAX_BYTES = 1024 * 1024
 class ProjectConfig:
     path: Path | None = None
     values: Mapping[str, Any] = field(default_factory=dict)
+    text: str = ""  # the file as read, for the line of a key in a later error
 
     def get(self, key: str) -> Any:
         return self.values.get(key)
@@ -120,7 +121,7 @@ def load(start: Path | None = None) -> ProjectConfig:
         if key in PATH_KEYS:
             value = path.parent / value
         values[key] = str(value) if key == "fail_on_increase" else value
-    return ProjectConfig(path, values)
+    return ProjectConfig(path, values, text)
 
 
 CACHE_ENV = "PROMPTSPEC_CACHE_DIR"
@@ -174,9 +175,8 @@ def _check_cache_outside(cache: Path, work_tree: Path | None, config: ProjectCon
         return
     real, top = cache.resolve(), work_tree.resolve()
     if real == top or top in real.parents:
-        text = config.path.read_text(encoding="utf-8", errors="replace") if config.path else ""
         raise SpecError(
             f"[tool.promptspec] cache_dir {str(cache)!r} is inside the git work tree {top}",
-            str(config.path), line=_line(text, "cache_dir"),
+            str(config.path), line=_line(config.text, "cache_dir"),
             hint=f"use a folder outside the repository, or --cache-dir / ${CACHE_ENV}",
         )
