@@ -124,7 +124,11 @@ class Conversation:
                     was = {x.fragment: x.body for x in before}
                     sections = [dataclasses.replace(x, body=partial_body(was.get(x.fragment, ""), x.body, update.partial))
                                 for x in sections]
-            if sections:
+            if not sections:
+                continue
+            if out and out[-1].role == update.role and update.role in self.spec.turns.join:
+                out[-1] = Message(update.role, (*out[-1].sections, *sections))
+            else:
                 out.append(Message(update.role, tuple(sections)))
         return out
 

@@ -20,7 +20,7 @@ from .model import ALWAYS, BUILTIN_AXES, COMPUTED_BODY_KEYS, Fragment, Model, Wh
 from .reader import Reader, read_when
 from .tools import to_json
 
-TURNS_KEYS = {"settings", "instructions", "reply", "updates", "skills", "compaction", "max_steps"}
+TURNS_KEYS = {"settings", "instructions", "reply", "updates", "join", "skills", "compaction", "max_steps"}
 UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different", "partial"}
 PARTIAL_KEYS = {"always", "with"}
 REPLY_KEYS = {"item", "content"}
@@ -105,6 +105,8 @@ class Turns:
     reply_content: tuple[tuple[str, Any], ...] = ()
     """Keys after `text` in the item's one output_text part."""
     updates: tuple[Update, ...] = ()
+    join: tuple[str, ...] = ()
+    """Roles whose consecutive context-update messages go as one message (its parts in order)."""
     skill_fragment: str | None = None
     skill_files: Mapping[str, str] = field(default_factory=dict, hash=False)
     """skill name -> its SKILL.md (a spec file)."""
@@ -165,6 +167,10 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         when = read_when(ur, axes=axis_names, models=models, what="a turns update's 'when'")
         updates.append(Update(on, frags, role, when, line, _if_different(ur, on), _partial(ur)))
 
+    join = r.str_list("join")
+    for role in join:
+        if role not in ("developer", "user"):
+            raise r.err("join", f"turns.join lists {role!r}, which is not a role", hint="list developer and/or user")
     reply = Reader(r.get("reply", dict, {}) or {}, top.where, "turns.reply")
     reply.unknown(REPLY_KEYS, "turns.reply")
     item = to_json(reply.get("item", dict, {"type": "message", "role": "assistant"}), top.where, reply.line("item"), "turns.reply.item")
@@ -198,6 +204,7 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         reply_item=tuple(item.items()),
         reply_content=tuple(content.items()),
         updates=tuple(updates),
+        join=join,
         skill_fragment=skill_fragment,
         skill_files=MappingProxyType(files),
         skill_mention=skills.text("mention", "$"),

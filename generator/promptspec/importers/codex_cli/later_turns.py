@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from ...oracle.thread import CUSTOM_COMPACT_PROMPT, ThreadCapture, reply_text
+from ...oracle.thread_compare import script_steps
 from .write_spec import ImportProblem
 
 SWITCHES = {
@@ -37,7 +38,9 @@ SWITCHES = {
     "sandbox": ["sandbox_mode"],
     "approval": ["approval_policy"],
     "cwd": ["cwd"],
+    "cwd-unrestricted": ["sandbox_mode", "cwd"],
 }
+"""The switch threads of the standard set and what they change (each step's own `set:` says which, per request)."""
 FAMILY_FIELD = "comp_hash"
 LATER = "texts/later"
 
@@ -69,7 +72,11 @@ def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str,
             raise ImportProblem(f"the {name} wrapper holds braces, which a marker cannot keep verbatim")
     if slug:
         start, end = start.replace(slug, "{{ model.slug }}"), end.replace(slug, "{{ model.slug }}")
-    if not (start and end):  # markers come in pairs (lint PS102): a one-sided wrapper is literal text
+    taken = {m for path, content in files.items() if path.startswith("fragments/") and path != f"fragments/{name}.yaml"
+             for m in _markers(content)}
+    if not (start and end) or {start.lower(), end.lower()} & taken:
+        # Markers come in pairs (lint PS102) and are unique (PS103): a one-sided
+        # wrapper, or one another fragment's marker has already, is literal text.
         text, start, end = start + text + end, "", ""
     doc = {"description": description, "owner": "codex", "role": role, "later": True, **extra, "start": start, "end": end, "text": text}
     content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
@@ -77,6 +84,11 @@ def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str,
     if files.get(path, content) != content:
         raise ImportProblem(f"two threads need different {name} texts (one rule per fragment)")
     files[path] = content
+
+
+def _markers(content: str) -> set[str]:
+    doc = yaml.safe_load(content)
+    return {str(doc.get(k) or "").lower() for k in ("start", "end")} - {""} if isinstance(doc, dict) else set()
 
 
 def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: Any, variables: Any,
@@ -100,14 +112,17 @@ def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: An
 
     updates: list[dict[str, Any]] = []
     seen: list[tuple[str, set[str | None], set[str | None], list[str | None]]] = []  # (fragment, sent, changed, lines)
-    for name, changed in SWITCHES.items():
+    joined: set[str] = set()
+    for name in SWITCHES:
         cap = captures.get(name)
         if cap is None or cap.refused:
             continue
         last = len(cap.bodies) - 1
         if last < 1:
             raise ImportProblem(f"thread {name}: only {len(cap.bodies)} request(s)")
+        steps = script_steps(cap.thread)
         for n in range(1, last + 1):
+            changed = list(steps[n].get("set", {}))
             new = _new_items(cap.bodies, n)[1:-1]  # between the answer and the prompt
             now, was = first_sections(name, n), first_sections(name, n - 1)
             known = {x.text: x.fragment for x in now}
@@ -117,8 +132,9 @@ def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: An
                 frags = []
                 for text in _texts(msg):
                     part = _partial_of(text, now, was, seen) or _noted(out.files, text, now, fragment_doc)
-                    frags.append(part or _explain(out.files, name, n, text, known, base_text, variables, msg.get("role", ""), model_slug))
-                at = _add(updates, changed, frags, msg.get("role", "developer"), at)
+                    frags.append(part or _explain(out.files, name, n, text, known, base_text, variables, msg.get("role", ""),
+                                                  model_slug, changed))
+                at = _add(updates, changed, frags, msg.get("role", "developer"), at, joined)
                 if all(text in before for text in _texts(msg)):  # re-sent as it was: this change sends it whatever its text
                     updates[at].setdefault("_same", set()).update(changed)
     for fragment, rule in _partial_rules(seen).items():
@@ -134,6 +150,8 @@ def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: An
             else:
                 del u["if_different"]
     out.turns["updates"] = updates
+    if joined:
+        out.turns["join"] = sorted(joined)
     _skill(out, captures, skills or {})
     _compaction(out, captures)
     _switch_rebuilt(out, captures, first_sections, base_text, model_slug, fragment_doc)
@@ -173,13 +191,13 @@ def _skill(out: Learned, captures: dict[str, ThreadCapture], skills: dict[str, t
 
 
 def _explain(files: dict[str, str], thread: str, n: int, text: str, known: dict[str, str], base_text: Any,
-             variables: Any, role: str, model_slug: Any = None) -> str:
+             variables: Any, role: str, model_slug: Any = None, changed: list[str] | None = None) -> str:
     if text in known:
         return known[text]
     base = base_text(thread, n)
     if base and base in text:
         start, end = text.split(base, 1)
-        kind = "model" if thread.startswith("model") else SWITCHES[thread][0]
+        kind = "model" if thread.startswith("model") else (changed or SWITCHES[thread])[0]
         name = f"{kind}_switch" if kind == "model" else f"{kind}_instructions"
         _fragment(files, name, role, start, end, "{{ base.text }}",
                   f"Sent after the answer when the {kind} changes: the new base instructions in the release's wrapper.",
@@ -202,15 +220,27 @@ def _explain(files: dict[str, str], thread: str, n: int, text: str, known: dict[
     raise ImportProblem(f"thread {thread}, request {n + 1}: a context update matches no rule ({text[:60]!r})")
 
 
-def _add(updates: list[dict[str, Any]], changed: list[str], frags: list[str], role: str, after: int) -> int:
+def _add(updates: list[dict[str, Any]], changed: list[str], frags: list[str], role: str, after: int, joined: set[str]) -> int:
     """Merge one message into the update list; a new kind goes right after the
-    message before it in this thread, so every thread's order holds.  Returns its place."""
+    message before it in this thread, so every thread's order holds.  A message
+    made of kinds already known, one after the other, of one role, shows that
+    the release joins that role's consecutive updates (`turns.join`).  Returns its place."""
     for n, u in enumerate(updates):
         if u["fragments"] == frags and u["role"] == role:
             u["changed"] += [c for c in changed if c not in u["changed"]]
             if n < after:
                 raise ImportProblem(f"two threads send the updates {frags} and {updates[after]['fragments']} in different orders")
             return n
+    start, places = 0, []
+    for n, u in enumerate(updates):
+        if n > after and u["role"] == role and frags[start:start + len(u["fragments"])] == u["fragments"]:
+            places.append(n)
+            start += len(u["fragments"])
+    if start == len(frags) and len(places) > 1:
+        for n in places:
+            updates[n]["changed"] += [c for c in changed if c not in updates[n]["changed"]]
+        joined.add(role)
+        return places[-1]
     entry = {"changed": list(changed), "fragments": frags, "role": role}
     if not any(f in ("model_switch", "personality_spec") for f in frags):
         entry["if_different"] = True
@@ -257,7 +287,9 @@ def _noted(files: dict[str, str], text: str, now: list[Any], fragment_doc: Any) 
         if "{" in note or "}" in note:
             raise ImportProblem(f"the note re-sent with {section.fragment} holds braces, which a template cannot keep verbatim")
         name = f"{section.fragment}_update"
-        doc = {**{k: v for k, v in doc.items() if k not in ("slot", "order")}, "later": True, "text": note + doc["text"],
+        # The markers go into the text: they are the first-request fragment's (lint PS103: unique markers).
+        text = f"{doc.get('start') or ''}{note}{doc['text']}{doc.get('end') or ''}"
+        doc = {**{k: v for k, v in doc.items() if k not in ("slot", "order", "start", "end", "glue_ok")}, "later": True, "text": text,
                "description": f"{section.fragment} as a later turn re-sends it: a note first, then the same text."}
         path = f"fragments/{name}.yaml"
         content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
@@ -447,7 +479,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
     from ...oracle import thread as _thread
     from ...oracle.machine import configs_of, models_tools, spec_for_machine
     from ...oracle.scratch import make_scratch, remove_scratch
-    from ...oracle.thread_compare import compare_thread, script_steps
+    from ...oracle.thread_compare import compare_thread
     from ...spec import load_spec
     from ...spec.scripts import parse_script
 
