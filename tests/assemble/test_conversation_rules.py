@@ -17,9 +17,9 @@ from promptspec.assemble.export import responses_payload
 from promptspec.assemble.matrix import find_variant
 from promptspec.cli import main
 from promptspec.errors import SpecError
-from promptspec.spec.load import load_spec
-from promptspec.spec.scripts import parse_script
-from promptspec.spec.turns import Partial
+from promptspec.spec.readers.load import load_spec
+from promptspec.spec.readers.scripts import parse_script
+from promptspec.spec.readers.turns import Partial
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 CWD_ENTRY = "    - changed: [cwd]\n      role: user\n      fragments: [folder_change, agents_md, environment_context]\n"
