@@ -28,9 +28,7 @@ from .layouts import choose_layout
 from .request import BaseInstructions, Message, Request, Section, Variant
 from .thread_state import first_thread
 
-# ---------------------------------------------------------------------------
-# Rendering with a cache keyed by what each template reads
-
+# -- Rendering with a cache keyed by what each template reads --------------
 
 def _freeze(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
@@ -214,8 +212,7 @@ class Assembler:
         return self.renderer.render_file(ref, values)  # type: ignore[arg-type]
 
     # -- context --------------------------------------------------------------
-    def _context(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None,
-                 base_of: Variant | None = None) -> "_Context":
+    def _context(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None, base_of: Variant | None = None) -> "_Context":
         key = ("ctx", variant, _freeze(overrides), _freeze(thread), base_of)
         ctx = self._cache.get(key)
         if ctx is None:
@@ -303,20 +300,15 @@ class Assembler:
                     out.append(section)
         return out
 
-    def assemble(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (),
-                 thread: Mapping[str, Any] | None = None, base_of: Variant | None = None) -> Request:
-        """The first request of `variant`; in a thread, `overrides` are the
-        settings changed since its start, `thread` what templates see of it,
-        and `base_of` the variant whose base instructions `base` holds (the
-        thread's first, when a compaction re-injects the initial context and
-        the session keeps its first instructions)."""
+    def assemble(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None, base_of: Variant | None = None) -> Request:
+        """The first request of `variant`; in a thread, `overrides` are the settings changed since its
+        start, `thread` what templates see of it, `base_of` whose base instructions `base` holds."""
         spec = self.spec
         model = self._models[variant.model]
         ctx = self._context(variant, overrides, thread, base_of)
         by_slot: dict[str, list[Fragment]] = {}
-        rebuilt = thread is not None and thread.get("request") == "rebuilt"
+        rebuilt = thread is not None and thread.get("request") == "rebuilt"  # later fragments with a slot join it
         for fragment in spec.fragments:
-            # A later fragment with a slot joins only the initial context a compaction re-injects.
             if (not fragment.later or (rebuilt and fragment.slot)) and self.applies(fragment, variant):
                 by_slot.setdefault(fragment.slot, []).append(fragment)
         messages: list[Message] = []
@@ -371,8 +363,7 @@ def _line_in(raw: Any, section: str, key: str) -> int | None:
 class _Context:
     """The values a variant's templates may read, computed lazily and once."""
 
-    def __init__(self, asm: Assembler, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (),
-                 thread: Mapping[str, Any] | None = None, base_of: Variant | None = None):
+    def __init__(self, asm: Assembler, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None, base_of: Variant | None = None):
         self.asm = asm
         self.variant = variant
         self.base_of = base_of or variant
@@ -556,11 +547,9 @@ class _Context:
         if stated is not None:
             return self._exact_base(stated)
         key = ("base", variant.model, variant.personality)
-        base = self.asm._cache.get(key)
-        if base is None:
-            base = base_instructions(self.asm.spec, model, variant.personality)
-            self.asm._cache[key] = base
-        return base
+        if key not in self.asm._cache:
+            self.asm._cache[key] = base_instructions(self.asm.spec, model, variant.personality)
+        return self.asm._cache[key]  # type: ignore[no-any-return]
 
     def _exact_base(self, stated: ExactPart) -> BaseInstructions:
         """Base instructions an `exact:` entry states: its file, placeholders filled."""

@@ -109,7 +109,7 @@ class Conversation:
         """One message per `turns.updates` entry whose `on` names a change."""
         changed = set(thread["changed"])
         model = self.spec.model(now.variant.model)
-        out = []
+        out: list[Message] = []
         for update in self.spec.turns.updates:
             why = changed.intersection(update.on)
             if not why or not update.when.matches(now.variant, model):
