@@ -494,7 +494,9 @@ def cmd_lock(args: argparse.Namespace) -> int:
         from ..measure.conversation import runs
         from ..review import conversation_lock
 
-        data[conversation_lock.KEY] = conversation_lock.entries(runs(result.spec, result.variants, _counter(args)))
+        threads = runs(result.spec, result.variants, _counter(args))
+        data[conversation_lock.KEY] = conversation_lock.entries(threads)
+        data[conversation_lock.SOURCES_KEY] = conversation_lock.sources(threads)
     written = lockfile.write(path, data)
     print(f"{'wrote' if written else 'up to date:'} {path} ({len(result.measures)} variants)")
     return 0

@@ -106,6 +106,11 @@ def standard_threads(cfg: Config, catalog: dict[str, Any], skill: str | None, cw
     switch("sandbox", sandboxPolicy=SANDBOX_POLICY[sandbox])
     switch("approval", approvalPolicy="never" if cfg.approval_policy != "never" else "on-request")
     switch("cwd", cwd=f"{cwd}/{SUBFOLDER}")
+    # A new folder under full access: the permissions stay, so the folder's context
+    # messages follow one another (a release may send them as one message).
+    if cfg.sandbox_mode != "danger-full-access":
+        t.append(Thread("cwd-unrestricted", cfg, (hello, ThreadStep("open", _json(sandboxPolicy=SANDBOX_POLICY["danger-full-access"])),
+                                                  ThreadStep("again", _json(cwd=f"{cwd}/{SUBFOLDER}")))))
     if skill:
         t.append(Thread("skill-mention", cfg, (ThreadStep(f"use ${skill} please"),)))
     t.append(Thread("compact-manual", cfg, (hello, ThreadStep(compact=True), again)))
