@@ -58,3 +58,30 @@ def test_instructions_no_rule_gives_are_exact_and_reproduced(tmp_path):
     assert all("9.9.9" in e["why"] and built.files[e["file"]].endswith(ODD) for e in spec["exact"])
     assert "request" not in spec  # every parameter is the documented default
     assert self_check(tmp_path, h) == (8, 8, None)
+
+
+SYNTAX = 'Write {{ name }} and {% if x %}, {# no #}, {{{ deep }}} and {{ "{{" }} as they are.\n'
+
+
+def test_captured_template_syntax_is_stored_and_reproduced(tmp_path):
+    """Totality: a captured text that shows template syntax itself (in the
+    instructions no rule gives, in a message part, beside a sentinel) is
+    written so that it renders back to the same bytes, not refused."""
+    def odd_body(cfg: Config) -> dict:
+        b = body(cfg)
+        if cfg.model == "m-two" and cfg.personality in ("friendly", "pragmatic"):
+            b["instructions"] += SYNTAX
+        b["input"].insert(0, {"type": "message", "role": "developer", "content": [
+            {"type": "input_text", "text": f"Notes for {SENTINELS['cwd']}: " + SYNTAX}]})
+        return b
+
+    h = harvest()
+    h.captures = [Capture(c.config, odd_body(c.config)) for c in h.captures]
+    built = build(h)
+    for rel, text in built.files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    texts = "".join(t for p, t in built.files.items() if p.startswith("texts/"))
+    assert '{{ "{{" }} name }}' in texts and "{{ cwd }}" in texts  # a literal, and the sentinel still a placeholder
+    assert self_check(tmp_path, h) == (8, 8, None)

@@ -250,24 +250,13 @@ def _reason(exc: CodexError) -> str:
     return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
 
 
-def _check_mcp(binary: CodexBinary, world: "World | None", warmed: list[Capture], timeout: float) -> None:
-    """A configured MCP server whose tools the first request lacks did not start
-    (or hung past Codex's startup timeout): named, rather than imported without it."""
-    from .world import missing_mcp_tools
-
-    body = warmed[0].body if warmed else None
-    missing = missing_mcp_tools(world, body) if body is not None else []
-    if missing:
-        raise CodexError(f"MCP server {missing[0]!r} did not start, hung, or lists no tools (its tools are not in the request)",
-                         release=binary.release,
-                         hint=f"run its command by hand; check mcp_servers.{missing[0]}.command/args (Codex waits startup_timeout_sec, --timeout bounds the turn)")
-
-
 @interrupts_as_exceptions()  # SIGTERM (a CI cancel, `timeout`) still runs the finally that removes the scratch world
 def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = None, timeout: float = 60.0,
             port: int = 0, world: "World | None" = None) -> Harvest:
     """Catalog + the first request of every (or `n` sampled) configuration(s) of
     the catalog's models (or of `models`), in the scratch world or the user's (`world`)."""
+    from .world import check_mcp
+
     scratch = make_scratch(world=world)
     try:
         catalog = debug_models(binary, scratch, timeout)
@@ -279,7 +268,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
                                  hint=f"known: {', '.join(known)}")
         warm = [Config(wanted[0] if wanted else known[0])]
         warmed = list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
-        _check_mcp(binary, world, warmed, timeout)
+        check_mcp(world, warmed[0].body if warmed else None, binary.release)
         configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
         configs = sample(configs, n)
         if len(configs) > MAX_CONFIGS:

@@ -91,6 +91,18 @@ class World:
         """The overrides as provenance.json records them: credentials redacted."""
         return [f"{o.key}=<redacted>" if o.secret else f"{o.key}={o.raw}" for o in self.overrides]
 
+    def record(self) -> dict[str, Any]:
+        """The world as provenance.json and verify reports record it: never a
+        credential (recorded_world reads it back)."""
+        return {
+            "cwd": str(self.cwd) if self.cwd else None,
+            "codex_home": str(self.codex_home) if self.codex_home else None,
+            "config_overrides": self.public_overrides(),
+            "enable": list(self.enable),
+            "disable": list(self.disable),
+            "credentials_skipped": list(self.skipped),
+        }
+
     def home_config(self) -> dict[str, Any]:
         """The user's config.toml (empty when there is none or it does not parse)."""
         if self.codex_home is None:
@@ -142,6 +154,19 @@ def missing_mcp_tools(world: "World | None", body: Any) -> list[str]:
     return [n for n in mcp_servers(world) if not re.search(rf"mcp__{re.escape(n)}(?:__|\b)", text)]
 
 
+def check_mcp(world: "World | None", body: Any, release: str) -> None:
+    """A configured MCP server whose tools the first request lacks did not start
+    (or hung past Codex's startup timeout): named, rather than imported or
+    verified without it."""
+    from .binary import CodexError
+
+    missing = missing_mcp_tools(world, body) if body is not None else []
+    if missing:
+        raise CodexError(f"MCP server {missing[0]!r} did not start, hung, or lists no tools (its tools are not in the request)",
+                         release=release,
+                         hint=f"run its command by hand; check mcp_servers.{missing[0]}.command/args (Codex waits startup_timeout_sec, --timeout bounds the turn)")
+
+
 def make_world(cwd: str | Path | None = None, codex_home: str | Path | None = None, overrides=(), enable=(), disable=()) -> World:
     """A World from command-line values, each checked with a one-line error."""
     folder = None
@@ -162,6 +187,30 @@ def make_world(cwd: str | Path | None = None, codex_home: str | Path | None = No
         if not re.fullmatch(r"[a-z0-9_]+", flag):
             raise UsageError(f"feature {flag!r}: a feature name is lower case letters, digits and '_' (see `codex features list`)")
     return World(folder, home, tuple(parse_override(o) for o in overrides), tuple(enable), tuple(disable), skipped)
+
+
+def recorded_world(record: Any, where: str = "provenance.json") -> World | None:
+    """The world an import ran in, from its provenance.json `world` record, so
+    that `verify` compares in the same world by default.  None for an import
+    in the scratch project.  A value the record could not keep (a credential,
+    `<redacted>`) or a folder that is gone is one line asking for the flags."""
+    if not isinstance(record, dict) or not record:
+        return None
+    overrides = record.get("config_overrides") or []
+    redacted = [o.partition("=")[0] for o in overrides if isinstance(o, str) and o.endswith("=<redacted>")]
+    if redacted:
+        raise UsageError(f"{where}: the import ran with -c {redacted[0]}=..., a credential it did not record"
+                         " (pass the world again: --cwd, --codex-home, -c, --enable, --disable)")
+    for key, flag in (("cwd", "--cwd"), ("codex_home", "--codex-home")):
+        value = record.get(key)
+        if value is not None and not (isinstance(value, str) and Path(value).is_dir()):
+            raise UsageError(f"{where}: the import ran with {flag} {value}, which is not a folder here"
+                             f" (pass {flag} and the other world flags for this machine)")
+    try:
+        return make_world(record.get("cwd"), record.get("codex_home"), [str(o) for o in overrides],
+                          [str(f) for f in record.get("enable") or []], [str(f) for f in record.get("disable") or []])
+    except UsageError as exc:
+        raise UsageError(f"{where}: the recorded world does not apply: {exc}") from None
 
 
 def populate_home(world: World, target: Path) -> list[str]:

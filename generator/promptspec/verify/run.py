@@ -50,6 +50,8 @@ class Report:
     seconds: float = 0.0
     threads: list[Any] = field(default_factory=list)
     """oracle/thread_compare.py ThreadResult per standard thread compared."""
+    world: dict[str, Any] = field(default_factory=dict)
+    """The user's world Codex ran in (oracle/world.py World.record); empty: the scratch project."""
     threads_gate: bool = False
     """Whether the threads count for `ok`: the spec says what later turns send (`turns:`)."""
 
@@ -77,6 +79,7 @@ class Report:
             "compared": self.compared,
             "identical": self.identical,
             "not_modelled": self.not_modelled,
+            **({"world": self.world} if self.world else {}),
             "volatile_fields_removed": ["input[].id", "prompt_cache_key", "client_metadata",
                                         "internal_chat_message_metadata_passthrough.create_time",
                                         "internal_chat_message_metadata_passthrough.turn_id",
@@ -89,9 +92,13 @@ class Report:
 
 
 def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, timeout: float = 60.0,
-           port: int = 0, threads: int = 0) -> Report:
+           port: int = 0, threads: int = 0, world: Any = RECORDED) -> Report:
     """The first request of `sample` variants (all by default), and the
-    standard threads (oracle/thread.py) of the first `threads` of them."""
+    standard threads (oracle/thread.py) of the first `threads` of them.
+    Codex runs in `world` (oracle/world.py): by default the one the spec was
+    imported in (its provenance.json), so a spec of the user's own project
+    and config is compared there; None: the scratch project."""
+    from ..oracle.world import check_mcp
     from ..spec import load_spec
 
     t0 = time.monotonic()
@@ -102,10 +109,14 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
     by_config = {c: v for v, c in pairs}
     if not chosen:
         raise SpecError("the spec's matrix is empty: nothing to verify", "spec.yaml", hint="check matrix include/exclude")
-    report = Report(codex.release, str(spec_dir), _dt.date.today().isoformat(), matrix_size=len(pairs))
-    scratch = make_scratch()
+    if world is RECORDED:
+        world = recorded_world_of(Path(spec_dir))
+    report = Report(codex.release, str(spec_dir), _dt.date.today().isoformat(), matrix_size=len(pairs),
+                    world=world.record() if world is not None else {})
+    scratch = make_scratch(world=world)
     try:
-        list(_harvest.capture(codex, scratch, [chosen[0]], timeout, port))  # settle skills and project trust, as the import did
+        warmed = list(_harvest.capture(codex, scratch, [chosen[0]], timeout, port))  # settle skills and project trust, as the import did
+        check_mcp(world, warmed[0].body if warmed else None, codex.release)
         machine = spec_for_machine(spec, scratch.values())
         from ..assemble import Assembler, responses_payload
 
@@ -136,6 +147,27 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
         remove_scratch(scratch)
     report.seconds = time.monotonic() - t0
     return report
+
+
+RECORDED = object()
+"""verify's default world: the one the spec's provenance.json records."""
+
+
+def recorded_world_of(spec_dir: Path) -> Any:
+    """The world an imported spec was captured in (provenance.json `world`), or None."""
+    import json
+
+    from ..oracle.world import recorded_world
+    from ..spec.files import read_regular_bytes
+
+    path = spec_dir / "provenance.json"
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(read_regular_bytes(path, what="provenance file").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise SpecError("is not JSON", path, hint="restore the file an import wrote, or pass the world flags") from None
+    return recorded_world(record.get("world") if isinstance(record, dict) else None, str(path))
 
 
 def _verify_threads(report: Report, codex: Any, scratch: Any, machine: Any, spec: Any, configs: list[Any],

@@ -73,12 +73,4 @@ def provenance(world: World | None, copied: Mapping[str, str]) -> dict[str, Any]
     """What provenance.json records of the world: never a credential."""
     if world is None or world.empty:
         return {}
-    return {"world": {
-        "cwd": str(world.cwd) if world.cwd else None,
-        "codex_home": str(world.codex_home) if world.codex_home else None,
-        "config_overrides": world.public_overrides(),
-        "enable": list(world.enable),
-        "disable": list(world.disable),
-        "credentials_skipped": list(world.skipped),
-        "spec_files_from_world": sorted(copied),
-    }}
+    return {"world": {**world.record(), "spec_files_from_world": sorted(copied)}}

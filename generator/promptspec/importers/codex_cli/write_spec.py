@@ -21,6 +21,7 @@ import yaml
 from ...oracle import parts
 from ...oracle.capture import AXES, MODES, PERSONALITIES, Config, Harvest
 from ...oracle.scratch import PROMPT
+from ...render.codex import escape_braces
 from . import learn, world_spec
 from .conditions import Catalog, rectangles
 from .tools_spec import ToolsProblem, build_tools
@@ -324,6 +325,13 @@ def _personalities(base: learn.BaseLearned, names: list[str]) -> dict[str, Any]:
     return out
 
 
+def as_template(raw: str, sentinels: Mapping[str, str]) -> str:
+    """A captured text as a spec text that gives it back: template syntax it
+    holds written as literals (render/codex.py escape_braces), then the
+    scratch world's values as placeholders -- so any text can be stored."""
+    return parts.to_placeholders(escape_braces(raw), {k: escape_braces(v) for k, v in sentinels.items()})
+
+
 class _Texts:
     """Every distinct text once, as `texts/PART/NAME.md`, with placeholders for the sentinels."""
 
@@ -337,9 +345,7 @@ class _Texts:
         key = (folder, raw)
         if key in self.by_text:
             return self.by_text[key]
-        if parts.has_placeholder_syntax(raw):
-            raise ImportProblem(f"a {folder} text contains '{{{{ name }}}}' syntax, which a spec text cannot hold verbatim")
-        text = parts.to_placeholders(raw, self.sentinels)
+        text = as_template(raw, self.sentinels)
         path = f"texts/{folder}/{name}.md"
         n = 2
         while path in self.files:
@@ -453,7 +459,7 @@ def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _T
         head, sep, _ = sample.partition("\n<INSTRUCTIONS>\n")
         if not sep or not sample.endswith("\n</INSTRUCTIONS>"):
             raise ImportProblem("the AGENTS.md part has an unknown shape")
-        frag.update({"start": parts.to_placeholders(head, texts.sentinels) + sep, "end": "\n</INSTRUCTIONS>",
+        frag.update({"start": as_template(head, texts.sentinels) + sep, "end": "\n</INSTRUCTIONS>",
                      "requires": ["agents_md"], "text": "{{ agents_md }}", "glue_ok": True})
         return frag
     if name == "permissions":
