@@ -64,7 +64,7 @@ def release(request):
     return request.param, codex_install(request.param)
 
 
-def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path):
+def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path, capsys):
     rel, cli = release
     home = tmp_path / "home"
     home.mkdir()
@@ -85,10 +85,14 @@ def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path):
     assert "{{ developer_instructions }}" in "".join(p.read_text() for p in (out / "texts").rglob("*.md"))
     assert spec["agents_md"]["user_instructions"] == "codex_home/AGENTS.md"
     assert (out / "codex_home" / "AGENTS.md").read_text() == GLOBAL_DOC
-    # The MCP server's one tool is a tool file; releases that defer MCP tools list its namespace.
+    # The MCP server's one tool is a tool file on every release: sent in the first request
+    # (0.125.0), or a deferred namespace that tool_search loads (0.171.0), listed in <tools>.
     if rel == "0.125.0":
         assert any("note_down" in text and "mcp__notebook__" in text for text in tools_of(out).values())
     else:
+        entry = json.loads(tools_of(out)["mcp__notebook"])
+        assert entry["deferred"] is True and entry["definition"]["type"] == "namespace"
+        assert [t["name"] for t in entry["definition"]["tools"]] == ["note_down"]
         assert "mcp__notebook" in variant_text(out, "deferred_tools")
     if disable:
         assert not any(name.startswith("view_image") for name in tools_of(out))
@@ -101,9 +105,17 @@ def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path):
     prov = json.loads((out / "provenance.json").read_text())["world"]
     assert prov["credentials_skipped"] == ["auth.json"]
     assert "mcp_servers.notebook.env.NOTEBOOK_TOKEN=<redacted>" in prov["config_overrides"]
+    # verify compares in the same world: the recorded one cannot replay the redacted token, so
+    # it asks for the flags; given them, a sample of variants is identical to the binary's.
+    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--threads", "0"]) == 2
+    assert "credential" in capsys.readouterr().err
+    flags = ["--cwd", str(proj), "--codex-home", str(home), *[a for o in world.overrides for a in ("-c", f"{o.key}={o.raw}")],
+             *[a for f in disable for a in ("--disable", f)]]
+    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--sample", "2", "--threads", "0", *flags]) == 0
+    assert "2 of 2 compared variants identical" in capsys.readouterr().out
 
 
-def test_small_doc_budget_live_search_and_no_unified_exec(release, tmp_path):
+def test_small_doc_budget_live_search_and_no_unified_exec(release, tmp_path, capsys):
     rel, cli = release
     proj = project(tmp_path / "proj", big_doc(100))
     world = make_world(proj, None, ["project_doc_max_bytes=100", 'web_search="live"'], (), ("unified_exec",))
@@ -118,6 +130,12 @@ def test_small_doc_budget_live_search_and_no_unified_exec(release, tmp_path):
         assert "exec_command" not in tools
     searches = [json.loads(t)["definition"] for n, t in tools.items() if n.startswith("web_search")]
     assert searches and all(d.get("external_web_access") is True for d in searches)
+    # verify runs in the world provenance.json records; in another world (a smaller budget) it differs.
+    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--sample", "2", "--threads", "0"]) == 0
+    assert "in the world: --cwd" in capsys.readouterr().out
+    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--sample", "1", "--threads", "0", "--cwd", str(proj),
+                 "-c", "project_doc_max_bytes=50", "-c", 'web_search="live"', "--disable", "unified_exec"]) == 1
+    assert "DIFFERS agents_md" in capsys.readouterr().out
 
 
 def test_search_disabled_and_no_shell_tool(release, tmp_path):

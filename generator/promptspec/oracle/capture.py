@@ -20,7 +20,7 @@ from ..errors import escape_controls
 from ..util.atomic import interrupts_as_exceptions
 from .appserver import AppServer
 from .binary import CodexBinary, CodexError
-from .recorder import Recorder, RecorderError
+from .recorder import Recorder, start_recorder
 from .scratch import PROMPT, Scratch, make_scratch, provider_overrides, remove_scratch, run
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ class Harvest:
     models: list[str] = field(default_factory=list)  # the models imported (empty: all)
     roots_sorted: bool | None = None  # does the release sort the writable roots? (None: not probed)
     world: Any = None  # the user's World (oracle/world.py) the captures ran in; None: the scratch project
+    mcp_deferred: dict[str, Any] = field(default_factory=dict)  # per MCP server a release defers: the namespace it loads (oracle/mcp.py)
 
 
 def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:
@@ -153,13 +154,8 @@ def capture(binary: CodexBinary, scratch: Scratch, configs: list[Config], timeou
     """The first request of a thread per configuration, through one app-server."""
     if not configs:
         return
-    try:
-        # Bounded by itself: a few requests per thread at most, a few seconds per thread at worst.
-        rec = Recorder(max_requests=3 * len(configs) + 10, timeout=120.0 + 5.0 * len(configs), port=port)
-        rec.start()
-    except RecorderError as exc:
-        raise CodexError(f"the loopback recorder cannot start: {exc}", release=binary.release,
-                         hint="free that port or pass --port 0 for any free one") from None
+    # Bounded by itself: a few requests per thread at most, a few seconds per thread at worst.
+    rec = start_recorder(binary.release, 3 * len(configs) + 10, 120.0 + 5.0 * len(configs), port)
     try:
         for start in range(0, len(configs), THREADS_PER_SERVER):
             with AppServer(binary, scratch, provider_overrides(rec.url), timeout=timeout) as srv:
@@ -255,6 +251,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
             port: int = 0, world: "World | None" = None) -> Harvest:
     """Catalog + the first request of every (or `n` sampled) configuration(s) of
     the catalog's models (or of `models`), in the scratch world or the user's (`world`)."""
+    from .mcp import deferred_definitions
     from .world import check_mcp
 
     scratch = make_scratch(world=world)
@@ -269,6 +266,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
         warm = [Config(wanted[0] if wanted else known[0])]
         warmed = list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
         check_mcp(world, warmed[0].body if warmed else None, binary.release)
+        deferred = deferred_definitions(binary, scratch, world, warmed[0].body if warmed else None, warm[0].model, timeout, port)
         configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
         configs = sample(configs, n)
         if len(configs) > MAX_CONFIGS:
@@ -281,6 +279,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
         h.captures = list(capture(binary, scratch, configs, timeout, port))
         h.models = wanted
         h.world = world
+        h.mcp_deferred = deferred
         h.roots_sorted = _probe_root_order(binary, scratch, h, timeout, port)
         if scratch.values()["current_date"] != h.sentinels["current_date"]:
             raise CodexError("the date changed during the run", release=binary.release, hint="rerun")

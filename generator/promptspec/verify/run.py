@@ -91,6 +91,10 @@ class Report:
         }
 
 
+RECORDED = object()
+"""verify's default world: the one the spec's provenance.json records."""
+
+
 def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, timeout: float = 60.0,
            port: int = 0, threads: int = 0, world: Any = RECORDED) -> Report:
     """The first request of `sample` variants (all by default), and the
@@ -147,10 +151,6 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
         remove_scratch(scratch)
     report.seconds = time.monotonic() - t0
     return report
-
-
-RECORDED = object()
-"""verify's default world: the one the spec's provenance.json records."""
 
 
 def recorded_world_of(spec_dir: Path) -> Any:

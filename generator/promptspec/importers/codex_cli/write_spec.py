@@ -24,7 +24,7 @@ from ...oracle.scratch import PROMPT
 from ...render.codex import escape_braces
 from . import learn, world_spec
 from .conditions import Catalog, rectangles
-from .tools_spec import ToolsProblem, build_tools
+from .tools_spec import ToolsProblem, build_tools, deferred_files
 
 SCENARIO_DEFAULTS = {
     "cwd": "/home/user/project",
@@ -149,6 +149,7 @@ def build(h: Harvest) -> Built:
     if exact:
         spec["exact"] = exact
     out.files.update(tool_files)
+    out.files.update(deferred_files({c.config: c.body for c in ok}, h.mcp_deferred, models, h.catalog))  # type: ignore[misc]
     if refused:
         spec["refuse"] = {"approval_policy": {a: f"Codex {h.release} refuses it ({why})" for a, why in refused}}
     out.files["spec.yaml"] = _HEADER.format(release=h.release) + yaml.dump(spec, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
