@@ -85,3 +85,43 @@ def test_captured_template_syntax_is_stored_and_reproduced(tmp_path):
     texts = "".join(t for p, t in built.files.items() if p.startswith("texts/"))
     assert '{{ "{{" }} name }}' in texts and "{{ cwd }}" in texts  # a literal, and the sentinel still a placeholder
     assert self_check(tmp_path, h) == (8, 8, None)
+
+
+def test_tools_in_contradicting_orders_are_refused_naming_part_models_and_tools():
+    """The one thing about tools a spec cannot say: two tools sent in both orders."""
+    import pytest
+
+    from promptspec.importers.codex_cli.write_spec import ImportProblem
+
+    def tool(name):
+        return {"type": "function", "name": name, "description": f"{name} tool", "parameters": {"type": "object", "properties": {}}}
+
+    h = harvest()
+    for c in h.captures:
+        c.body["tools"] = [tool("alpha"), tool("beta")] if c.config.model == "m-one" else [tool("beta"), tool("alpha")]
+    with pytest.raises(ImportProblem) as exc:
+        build(h)
+    said = str(exc.value)
+    assert "part tools" in said and "alpha" in said and "beta" in said and "model m-one" in said and "tools.order" in said
+
+
+def test_an_agents_md_part_of_a_shape_the_rule_does_not_give_is_stored_as_captured(tmp_path):
+    """Two headers in one import (the global-only one in some cells): no one
+    marker fits, so the part is kept as the captured texts, not refused."""
+    from promptspec.oracle.scratch import PROJECT_DOC
+
+    def with_doc(cfg: Config) -> dict:
+        b = body(cfg)
+        head = f"# AGENTS.md instructions for {SENTINELS['cwd']}" if cfg.model == "m-one" else "# AGENTS.md instructions"
+        b["input"][0]["content"].insert(0, {"type": "input_text", "text": f"{head}\n\n<INSTRUCTIONS>\n{PROJECT_DOC}\n</INSTRUCTIONS>"})
+        return b
+
+    h = harvest()
+    h.captures = [Capture(c.config, with_doc(c.config)) for c in h.captures]
+    built = build(h)
+    for rel, text in built.files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert "start" not in yaml.safe_load(built.files["fragments/agents_md.yaml"])
+    assert self_check(tmp_path, h) == (8, 8, None)

@@ -34,7 +34,8 @@ CREDENTIALS = ("auth.json", ".credentials.json", "credentials.json")
 SECRET_KEY = re.compile(r"(^|[._])(env|headers|http_headers|env_http_headers|bearer_token|token|api_key|secret|password|auth)([._]|$)", re.I)
 MAX_HOME_FILE = 4 * 1024 * 1024
 TEXT_KEYS = ("developer_instructions",)
-"""config.toml keys whose text Codex puts into the prompt as written."""
+"""config keys whose text Codex puts into the first request as written: spec
+values, turned back into `{{ KEY }}` wherever the captured texts hold them."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +125,8 @@ class World:
         """Top-level config texts the prompt may carry (developer_instructions...),
         from the home's config.toml and `-c`: spec values a person can change."""
         out = {k: v for k, v in self.home_config().items() if k in TEXT_KEYS and isinstance(v, str) and v}
-        for o in self.overrides:
-            if isinstance(o.value, str) and len(o.value) >= 8 and not o.secret and "." not in o.key:
+        for o in self.overrides:  # only keys whose text Codex sends as written: `web_search="disabled"` is a switch, not prose
+            if o.key in TEXT_KEYS and isinstance(o.value, str) and o.value:
                 out[o.key] = o.value
         return out
 

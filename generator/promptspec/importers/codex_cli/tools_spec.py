@@ -120,7 +120,7 @@ def _lint_facts(definition: Any) -> list[str]:
     return found
 
 
-def _merge_orders(sequences: list[list[str]]) -> list[str]:
+def _merge_orders(sequences: list[list[str]], owners: list[str] | None = None) -> list[str]:
     """One order consistent with every observed sequence (stable topological merge)."""
     after: dict[str, set[str]] = {}
     first_seen: dict[str, int] = {}
@@ -135,7 +135,11 @@ def _merge_orders(sequences: list[list[str]]) -> list[str]:
     while pending:
         ready = next((n for n in pending if after[n] <= set(out)), None)
         if ready is None:
-            raise ToolsProblem("the tools are sent in orders that contradict each other")
+            a = pending[0]
+            b = sorted(after[a] - set(out))[0]
+            where = sorted({who for who, seq in zip(owners or [""] * len(sequences), sequences) if a in seq and b in seq})
+            raise ToolsProblem(f"part tools ({', '.join(where[:3]) or 'every model'}): {a} and {b} are sent in both orders,"
+                               " and a spec has one tool order (tools.order)")
         out.append(ready)
         pending.remove(ready)
     return out
@@ -238,7 +242,7 @@ def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[
             cond = {k: (v if isinstance(v, list) else [v]) for k, v in when.items()}
             files[f"tools/{file_stem}.json"] = _tool_file(describe_copy(definition, copies[_name(definition)], cond), when, definition)
     order = []
-    for stem in _merge_orders(sequences):
+    for stem in _merge_orders(sequences, [f"model {c.model}" for c in parsed_bodies]):
         order += [stem] + [f"{stem}--{i + 1}" for i in range(1, stems[stem])]
     keys: dict[str, Any] = {"tools": {"order": order}} if order else {}
     places = learn.factor({c: tool_list(b)[0] for c, b in parsed_bodies.items()})

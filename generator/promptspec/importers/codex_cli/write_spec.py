@@ -458,11 +458,11 @@ def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _T
     if name == "agents_md":
         sample = next(v for v in values.values() if v is not None)
         head, sep, _ = sample.partition("\n<INSTRUCTIONS>\n")
-        if not sep or not sample.endswith("\n</INSTRUCTIONS>"):
-            raise ImportProblem("the AGENTS.md part has an unknown shape")
-        frag.update({"start": as_template(head, texts.sentinels) + sep, "end": "\n</INSTRUCTIONS>",
-                     "requires": ["agents_md"], "text": "{{ agents_md }}", "glue_ok": True})
-        return frag
+        if sep and sample.endswith("\n</INSTRUCTIONS>") and all(v is None or v.startswith(head + sep) for v in values.values()):
+            frag.update({"start": as_template(head, texts.sentinels) + sep, "end": "\n</INSTRUCTIONS>",
+                         "requires": ["agents_md"], "text": "{{ agents_md }}", "glue_ok": True})
+            return frag
+        # A shape the AGENTS.md rule does not give: the captured texts, chosen by axes, as for any part.
     if name == "permissions":
         split = {cfg: (learn.split_permissions(v) if v is not None else None) for cfg, v in values.items()}
         if all(s is not None for cfg, s in split.items() if values[cfg] is not None):

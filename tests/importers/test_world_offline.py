@@ -1,0 +1,39 @@
+"""The user's world (oracle/world.py) without a Codex: which config values
+become spec text, and how verify reads back the world an import recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptspec.errors import UsageError
+from promptspec.oracle.world import make_world, recorded_world
+
+
+def test_only_prose_keys_become_spec_values():
+    world = make_world(None, None, ['web_search="disabled"', 'model_reasoning_summary="detailed"',
+                                    'developer_instructions="Keep every change small."'])
+    # A switch whose value happens to be a word is not text to turn back into a placeholder.
+    assert world.text_values() == {"developer_instructions": "Keep every change small."}
+
+
+def test_the_recorded_world_gives_the_same_flags(tmp_path):
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "home").mkdir()
+    world = make_world(tmp_path / "proj", tmp_path / "home", ["project_doc_max_bytes=100", 'web_search="live"'],
+                       ("view_image",), ("unified_exec",))
+    again = recorded_world(world.record())
+    assert again is not None and again.args() == world.args()
+    assert (again.cwd, again.codex_home) == (world.cwd, world.codex_home)
+    assert recorded_world({}) is None and recorded_world(None) is None
+
+
+@pytest.mark.parametrize("record, said", [
+    ({"config_overrides": ["mcp_servers.x.env.TOKEN=<redacted>"]}, "mcp_servers.x.env.TOKEN"),
+    ({"cwd": "/nonexistent/promptspec-project"}, "--cwd /nonexistent/promptspec-project"),
+    ({"config_overrides": ["web_search=not toml"]}, "does not apply"),
+])
+def test_a_world_that_cannot_be_replayed_is_one_line(record, said):
+    with pytest.raises(UsageError) as exc:
+        recorded_world(record, "spec/provenance.json")
+    text = str(exc.value)
+    assert said in text and "spec/provenance.json" in text and "\n" not in text
