@@ -44,13 +44,18 @@ def harvest() -> Harvest:
     return Harvest("9.9.9", dict(SENTINELS), CATALOG, captures=[Capture(c, body(c)) for c in configs])
 
 
-def test_instructions_no_rule_gives_are_exact_and_reproduced(tmp_path):
-    h = harvest()
-    built = build(h)
+def written(built, folder):
+    """The built spec's files written into `folder` (as the importer's staging would be)."""
     for rel, text in built.files.items():
-        path = tmp_path / rel
+        path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    return built
+
+
+def test_instructions_no_rule_gives_are_exact_and_reproduced(tmp_path):
+    h = harvest()
+    built = written(build(h), tmp_path)
     spec = yaml.safe_load(built.files["spec.yaml"])
     # One entry per distinct text (friendly and pragmatic fill differently), for the cells no rule explains.
     assert [(e["part"], e["when"]) for e in spec["exact"]] == [
@@ -77,11 +82,7 @@ def test_captured_template_syntax_is_stored_and_reproduced(tmp_path):
 
     h = harvest()
     h.captures = [Capture(c.config, odd_body(c.config)) for c in h.captures]
-    built = build(h)
-    for rel, text in built.files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    built = written(build(h), tmp_path)
     texts = "".join(t for p, t in built.files.items() if p.startswith("texts/"))
     assert '{{ "{{" }} name }}' in texts and "{{ cwd }}" in texts  # a literal, and the sentinel still a placeholder
     assert self_check(tmp_path, h) == (8, 8, None)
@@ -118,10 +119,6 @@ def test_an_agents_md_part_of_a_shape_the_rule_does_not_give_is_stored_as_captur
 
     h = harvest()
     h.captures = [Capture(c.config, with_doc(c.config)) for c in h.captures]
-    built = build(h)
-    for rel, text in built.files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    built = written(build(h), tmp_path)
     assert "start" not in yaml.safe_load(built.files["fragments/agents_md.yaml"])
     assert self_check(tmp_path, h) == (8, 8, None)
