@@ -12,6 +12,7 @@ the MCP server is our own script (mcp_one_tool.py).
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,7 +94,7 @@ def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path, cap
         entry = json.loads(tools_of(out)["mcp__notebook"])
         assert entry["deferred"] is True and entry["definition"]["type"] == "namespace"
         assert [t["name"] for t in entry["definition"]["tools"]] == ["note_down"]
-        assert "mcp__notebook" in variant_text(out, "deferred_tools")
+        assert "- mcp__notebook\n" in variant_text(out, "deferred_tools")
     if disable:
         assert not any(name.startswith("view_image") for name in tools_of(out))
     # Cut at 32 KiB by byte, decoded lossily: the split character is U+FFFD.
@@ -105,6 +106,11 @@ def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path, cap
     prov = json.loads((out / "provenance.json").read_text())["world"]
     assert prov["credentials_skipped"] == ["auth.json"]
     assert "mcp_servers.notebook.env.NOTEBOOK_TOKEN=<redacted>" in prov["config_overrides"]
+    if rel != "0.125.0":  # the <tools> line is said from the tool file: without it, no line
+        copy = tmp_path / "without-mcp"
+        shutil.copytree(out, copy)
+        (copy / "tools" / "mcp__notebook.json").unlink()
+        assert "mcp__notebook" not in variant_text(copy, "deferred_tools")
     # verify compares in the same world: the recorded one cannot replay the redacted token, so
     # it asks for the flags; given them, a sample of variants is identical to the binary's.
     assert main(["verify", "--cli", str(cli), "--spec", str(out), "--threads", "0"]) == 2

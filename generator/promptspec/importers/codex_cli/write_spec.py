@@ -110,7 +110,8 @@ def build(h: Harvest) -> Built:
     for lay in layouts.values():
         for _, slots in lay:
             names += [s for s in slots if s not in names]
-    texts = _Texts(h.sentinels)
+    listing = world_spec.deferred_listing(h.mcp_deferred, [_part(p, "deferred_tools") for p in parsed.values()])
+    texts = _Texts({**h.sentinels, **({LISTING: listing} if listing else {})})
     own_texts = catalog_strings(h.catalog)
     fragments: dict[str, dict[str, Any]] = {}
     renamed: dict[str, str] = {}
@@ -365,6 +366,11 @@ class _Texts:
         return [n for n in (*ENV_NAMES, *extra) if n in found]
 
 
+LISTING = "deferred_namespaces"
+COMPUTED = {LISTING: '(("- " ~ (tools.deferred | map(attribute="name") | join("\\n- ")) ~ "\\n") if tools.deferred else "")'}
+"""Placeholders a text gets from the variant rather than the scenario: the
+deferred MCP namespaces listed from the spec's deferred tool files."""
+
 AXIS_EXPR = {"model": "model.slug", "personality": "personality.name", "mode": "mode.name",
              "sandbox_mode": "sandbox_mode", "approval_policy": "approval_policy"}
 
@@ -436,7 +442,7 @@ def _stored_choice(texts: _Texts, folder: str, table: learn.Table) -> tuple[str,
     for key, raw in sorted(table.rows.items()):
         lookup["|".join(key)] = texts.add(folder, _file_name(sharing[raw]), raw)
     names = texts.placeholders(lookup.values())
-    args = "".join(f", {n}={n}" for n in names)
+    args = "".join(f", {n}={COMPUTED.get(n, n)}" for n in names)
     var = folder.replace("/", "_")
     if not table.axes:
         if not lookup:
