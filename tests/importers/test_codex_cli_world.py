@@ -137,8 +137,11 @@ def test_small_doc_budget_live_search_and_no_unified_exec(release, tmp_path, cap
     searches = [json.loads(t)["definition"] for n, t in tools.items() if n.startswith("web_search")]
     assert searches and all(d.get("external_web_access") is True for d in searches)
     # verify runs in the world provenance.json records; in another world (a smaller budget) it differs.
-    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--sample", "2", "--threads", "0"]) == 0
-    assert "in the world: --cwd" in capsys.readouterr().out
+    before = sorted(p.relative_to(proj) for p in proj.rglob("*") if ".git" not in p.parts)
+    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--sample", "2"]) == 0
+    said = capsys.readouterr().out
+    assert "in the world: --cwd" in said and "not run there" in said  # the threads would write into the project
+    assert sorted(p.relative_to(proj) for p in proj.rglob("*") if ".git" not in p.parts) == before
     assert main(["verify", "--cli", str(cli), "--spec", str(out), "--sample", "1", "--threads", "0", "--cwd", str(proj),
                  "-c", "project_doc_max_bytes=50", "-c", 'web_search="live"', "--disable", "unified_exec"]) == 1
     assert "DIFFERS agents_md" in capsys.readouterr().out

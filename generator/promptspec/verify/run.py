@@ -142,7 +142,10 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
             report.variants.append(VariantResult(v.id, cap.config.values, outcome.identical,
                                                  first.part if first else None, first.diff if first else None, None,
                                                  [{"name": d.name, "part": d.part, "diff": d.diff} for d in outcome.differences]))
-        if threads:
+        if threads and world is not None and world.cwd is not None:
+            # The standard threads switch into a subfolder they create: never in the user's own project.
+            not_modelled.append("later turns (the standard threads would write into the --cwd project, so they are not run there)")
+        elif threads:
             _verify_threads(report, codex, scratch, machine, spec, [c for c in chosen][:threads], by_config, timeout, port)
             if not spec.turns.defined:
                 not_modelled.append("later turns (the spec has no turns:, so its threads do not gate)")
