@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     _world_args(p, "", " (default: the world the spec's provenance.json records)")
     _codex_run_args(p)
     p.set_defaults(func=commands.cmd_verify)
-    from ..site.starter import (
+    from ..site.output.starter import (
         add_command,  # cheap: the site's build is imported only when it runs
     )
     add_command(sub)
