@@ -75,7 +75,11 @@ def deferred_definitions(binary: CodexBinary, scratch: Scratch, world: World | N
                                                        "config": {"model": model}})
                 tid = started["thread"]["id"]
                 srv.request("turn/start", {"threadId": tid, "input": [{"type": "text", "text": PROMPT}]})
-                srv.wait_for("turn/completed", {"threadId": tid}, timeout)
+                try:
+                    srv.wait_for("turn/completed", {"threadId": tid}, timeout)
+                except CodexError:
+                    raise CodexError(f"MCP server {name!r}: the tool_search that loads its deferred tools did not finish within {timeout:.0f} s",
+                                     release=binary.release, hint="raise --timeout, or check the server's tools/list answer") from None
                 found = next((d for d in (_loaded(r.body, name) for r in list(rec.requests)) if d is not None), None)
                 if found is None:
                     raise CodexError(f"MCP server {name!r}: Codex lists it as deferred, but a tool_search for it loads no tools",
