@@ -122,3 +122,20 @@ def test_an_agents_md_part_of_a_shape_the_rule_does_not_give_is_stored_as_captur
     built = written(build(h), tmp_path)
     assert "start" not in yaml.safe_load(built.files["fragments/agents_md.yaml"])
     assert self_check(tmp_path, h) == (8, 8, None)
+
+
+def test_a_configuration_one_model_refuses_is_excluded_from_the_matrix(tmp_path):
+    """m-two refuses personality none (m-one takes it): the spec has no such variant,
+    so verify never meets a variant Codex would not run."""
+    from promptspec.assemble import matrix
+    from promptspec.spec import load_spec
+
+    h = harvest()
+    h.captures = [Capture(c.config, None, refused="personality none is not supported")
+                  if (c.config.model, c.config.personality) == ("m-two", "none") else c for c in h.captures]
+    written(build(h), tmp_path)
+    spec = yaml.safe_load((tmp_path / "spec.yaml").read_text())
+    assert spec["matrix"]["exclude"] == [{"model": "m-two", "personality": "none"}]
+    ids = [v.id for v in matrix(load_spec(tmp_path))]
+    assert len(ids) == 7 and not any(i.startswith("m-two/none/") for i in ids)
+    assert self_check(tmp_path, h) == (7, 7, None)

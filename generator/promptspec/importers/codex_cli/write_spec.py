@@ -153,6 +153,10 @@ def build(h: Harvest) -> Built:
     out.files.update(deferred_files({c.config: c.body for c in ok}, h.mcp_deferred, models, h.catalog))  # type: ignore[misc]
     if refused:
         spec["refuse"] = {"approval_policy": {a: f"Codex {h.release} refuses it ({why})" for a, why in refused}}
+    excluded = _refused_cells(h, cat, {"personality": list(spec["personalities"]), "mode": list(spec["modes"]),
+                                       "sandbox_mode": sandboxes, "approval_policy": approvals})
+    if excluded:
+        spec["matrix"] = {"exclude": excluded}
     out.files["spec.yaml"] = _HEADER.format(release=h.release) + yaml.dump(spec, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     out.files["models.json"] = json.dumps(h.catalog, indent=2, ensure_ascii=False) + "\n"
     out.files.update(agents_docs)
@@ -306,6 +310,19 @@ def _exact_instructions(base: learn.BaseLearned, texts: "_Texts", release: str) 
             out.append({"part": "instructions", "when": _plain_when(when), "file": path,
                         "why": f"Codex {release} sends this text here; no personality rule gives it from models.json"})
     return out
+
+
+def _refused_cells(h: Harvest, cat: Catalog, values: Mapping[str, list[str]]) -> list[dict[str, Any]]:
+    """Configurations the release refuses while it takes each of their values
+    elsewhere (a personality one model does not take): matrix exclusions, as
+    few rules as it takes, so the spec has no variant Codex would not run.
+    A value refused everywhere is left out of its axis instead (`refuse:`)."""
+    cells = {tuple(getattr(c.config, a) for a in AXES) for c in h.captures if c.refused
+             and all(getattr(c.config, a) in values[a] for a in AXES if a != "model")}
+    if not cells:
+        return []
+    rects = [{a: v for a, v in rect.items() if a == "model" or set(v) != set(values[a])} for rect in rectangles(cells, AXES)]
+    return [cat.when(rect, about="refused") for rect in rects]  # an axis all of whose values are refused there is left out
 
 
 def _plain_when(when: Mapping[str, list[str]]) -> dict[str, Any]:
