@@ -180,3 +180,16 @@ def test_bad_world_input_is_one_line(tmp_path, capsys, args, message):
     err = capsys.readouterr().err
     assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "spec").exists()
+
+
+def test_mcp_tools_a_release_names_in_its_tool_search_land_as_a_deferred_tool_file(tmp_path):
+    """Around 0.150 Codex neither sends an MCP server's tools nor lists `mcp__NAME`:
+    the tool_search description names the server (`- notebook`); the import
+    still loads its namespace and writes it as a deferred tool file."""
+    cli = codex_install("0.150.0")
+    world = make_world(None, None, [f'mcp_servers.notebook.command="{sys.executable}"', f'mcp_servers.notebook.args=["{MCP}"]'])
+    out, stats = import_cli(cli, tmp_path / "spec", models=("gpt-5.5",), world=world)
+    assert stats["reproduced"] == stats["compared"] > 0
+    entry = json.loads(tools_of(out)["mcp__notebook"])
+    assert entry["deferred"] is True and [t["name"] for t in entry["definition"]["tools"]] == ["note_down"]
+    assert "- notebook" in json.loads(tools_of(out)["tool_search"])["definition"]["description"]

@@ -37,3 +37,20 @@ def test_a_world_that_cannot_be_replayed_is_one_line(record, said):
         recorded_world(record, "spec/provenance.json")
     text = str(exc.value)
     assert said in text and "spec/provenance.json" in text and "\n" not in text
+
+
+def test_a_server_is_missing_only_where_a_request_would_show_it():
+    from promptspec.oracle.binary import CodexError
+    from promptspec.oracle.world import check_mcp
+
+    world = make_world(None, None, ['mcp_servers.notebook.command="x"'])
+    code_mode = {"input": [{"type": "additional_tools", "tools": []}]}
+    search = {"type": "tool_search", "description": "Sources:\n- Multi-agent tools: spawn.\n- notebook\nSome may not..."}
+    # A code-mode request keeps MCP tools behind exec: the server is not modelled, not refused.
+    assert check_mcp(world, [code_mode], "9.9.9") == ["notebook"]
+    # Named by the tool_search description, listed in <tools>, or sent: shown.
+    assert check_mcp(world, [{"tools": [search], "input": []}], "9.9.9") == []
+    assert check_mcp(world, [{"tools": [], "input": [{"type": "message", "content": [{"text": "<tools>\n- mcp__notebook\n</tools>"}]}]}], "9.9.9") == []
+    with pytest.raises(CodexError) as exc:
+        check_mcp(world, [{"tools": [{"type": "function", "name": "shell"}], "input": []}], "9.9.9")
+    assert "MCP server 'notebook' did not start" in str(exc.value)

@@ -83,6 +83,7 @@ class Harvest:
     roots_sorted: bool | None = None  # does the release sort the writable roots? (None: not probed)
     world: Any = None  # the user's World (oracle/world.py) the captures ran in; None: the scratch project
     mcp_deferred: dict[str, Any] = field(default_factory=dict)  # per MCP server a release defers: the namespace it loads (oracle/mcp.py)
+    mcp_hidden: list[str] = field(default_factory=list)  # MCP servers no captured request shows (code-mode models only)
 
 
 def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:
@@ -265,7 +266,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
                                  hint=f"known: {', '.join(known)}")
         warm = [Config(wanted[0] if wanted else known[0])]
         warmed = list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
-        check_mcp(world, warmed[0].body if warmed else None, binary.release)
+        check_mcp(world, [c.body for c in warmed], binary.release)  # fails fast where the first model shows MCP tools
         deferred = deferred_definitions(binary, scratch, world, warmed[0].body if warmed else None, warm[0].model, timeout, port)
         configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
         configs = sample(configs, n)
@@ -280,6 +281,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
         h.models = wanted
         h.world = world
         h.mcp_deferred = deferred
+        h.mcp_hidden = check_mcp(world, [c.body for c in h.captures], binary.release)
         h.roots_sorted = _probe_root_order(binary, scratch, h, timeout, port)
         if scratch.values()["current_date"] != h.sentinels["current_date"]:
             raise CodexError("the date changed during the run", release=binary.release, hint="rerun")

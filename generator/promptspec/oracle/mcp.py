@@ -20,7 +20,7 @@ from .appserver import AppServer
 from .binary import CodexBinary, CodexError
 from .recorder import start_recorder
 from .scratch import PROMPT, Scratch, provider_overrides
-from .world import World, mcp_servers
+from .world import World, mcp_servers, searchable_servers
 
 SEARCH_LIMIT = 1000
 """Tools one search may return: every tool a server lists, not the release's default handful."""
@@ -28,14 +28,17 @@ CALL_ID = "call_promptspec_mcp"
 
 
 def deferred_servers(world: World | None, body: Any) -> list[str]:
-    """The configured servers the first request lists as a deferred namespace
-    instead of sending their tools (none on releases that send them)."""
+    """The configured servers the first request names as deferred instead of
+    sending their tools: a `- mcp__NAME` line of a `<tools>` section (0.171.0),
+    or a `- NAME` source in the `tool_search` description (around 0.150).
+    None on releases that send the tools."""
     if not isinstance(body, dict):
         return []
     sent = json.dumps(body.get("tools") or []) + json.dumps([i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") != "message"])
     listed = json.dumps(body.get("input") or [])
+    searchable = searchable_servers(body)
     return [n for n in mcp_servers(world) if f"mcp__{n}__" not in sent and f'"name": "mcp__{n}"' not in sent
-            and f"- mcp__{n}" in listed]
+            and (f"- mcp__{n}" in listed or n in searchable)]
 
 
 def _search(name: str) -> Any:

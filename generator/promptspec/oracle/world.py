@@ -147,25 +147,47 @@ def mcp_servers(world: "World | None") -> list[str]:
     return sorted(names)
 
 
-def missing_mcp_tools(world: "World | None", body: Any) -> list[str]:
-    """The configured MCP servers none of whose tools the request carries
+def missing_mcp_tools(world: "World | None", bodies: Any) -> list[str]:
+    """The configured MCP servers none of whose tools the requests carry
     (Codex names them `mcp__NAME__...`, or lists the namespace `mcp__NAME` as
     deferred in newer releases): servers that did not start, hung, or list nothing."""
-    text = json.dumps(body.get("tools") if isinstance(body, dict) else None) + json.dumps(body.get("input") if isinstance(body, dict) else None)
-    return [n for n in mcp_servers(world) if not re.search(rf"mcp__{re.escape(n)}(?:__|\b)", text)]
+    text = "".join(json.dumps(b.get("tools")) + json.dumps(b.get("input")) for b in bodies if isinstance(b, dict))
+    searchable = {n for b in bodies for n in searchable_servers(b)}
+    return [n for n in mcp_servers(world) if n not in searchable and not re.search(rf"mcp__{re.escape(n)}(?:__|\b)", text)]
 
 
-def check_mcp(world: "World | None", body: Any, release: str) -> None:
-    """A configured MCP server whose tools the first request lacks did not start
-    (or hung past Codex's startup timeout): named, rather than imported or
-    verified without it."""
+def searchable_servers(body: Any) -> list[str]:
+    """The sources a `tool_search` tool's description lists (`- NAME` lines,
+    as releases around 0.150 name the MCP servers whose tools it loads)."""
+    out: list[str] = []
+    for tool in (body.get("tools") or []) if isinstance(body, dict) else []:
+        if isinstance(tool, dict) and tool.get("type") == "tool_search" and isinstance(tool.get("description"), str):
+            out += re.findall(r"^- ([A-Za-z0-9_.-]+)$", tool["description"], re.M)
+    return out
+
+
+def shows_mcp(bodies: Any) -> bool:
+    """Whether these requests would show a started server's tools: one with a
+    `tools` field does (as functions, or the namespace in `<tools>`); a
+    code-mode model's (no `tools` field, only `additional_tools`) may keep
+    them behind its `exec` tool, with no trace in a first request."""
+    return any(isinstance(b, dict) and "tools" in b for b in bodies)
+
+
+def check_mcp(world: "World | None", bodies: Any, release: str) -> list[str]:
+    """A configured MCP server whose tools requests that would show them lack
+    did not start (or hung past Codex's startup timeout): named, rather than
+    imported or verified without it.  Returns the servers these requests
+    cannot tell about (code-mode models only): said as not modelled."""
     from .binary import CodexError
 
-    missing = missing_mcp_tools(world, body) if body is not None else []
-    if missing:
+    bodies = [b for b in bodies if b is not None]
+    missing = missing_mcp_tools(world, bodies)
+    if missing and shows_mcp(bodies):
         raise CodexError(f"MCP server {missing[0]!r} did not start, hung, or lists no tools (its tools are not in the request)",
                          release=release,
                          hint=f"run its command by hand; check mcp_servers.{missing[0]}.command/args (Codex waits startup_timeout_sec, --timeout bounds the turn)")
+    return missing
 
 
 def make_world(cwd: str | Path | None = None, codex_home: str | Path | None = None, overrides=(), enable=(), disable=()) -> World:

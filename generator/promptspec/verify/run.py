@@ -120,12 +120,12 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
     scratch = make_scratch(world=world)
     try:
         warmed = list(_harvest.capture(codex, scratch, [chosen[0]], timeout, port))  # settle skills and project trust, as the import did
-        check_mcp(world, warmed[0].body if warmed else None, codex.release)
+        hidden = check_mcp(world, [c.body for c in warmed], codex.release)
         machine = spec_for_machine(spec, scratch.values())
         from ..assemble import Assembler, responses_payload
 
         asm = Assembler(machine)
-        not_modelled: list[str] = []
+        not_modelled: list[str] = [f"MCP server {n}'s tools (the compared model keeps them behind its exec tool)" for n in hidden]
         for cap in _harvest.capture(codex, scratch, chosen, timeout, port):
             v = by_config[cap.config]
             if cap.refused:

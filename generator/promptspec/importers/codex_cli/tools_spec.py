@@ -21,6 +21,7 @@ from pathlib import Path
 from ...assemble.body import default_params
 from ...oracle import parts
 from ...oracle.capture import Config
+from ...oracle.world import searchable_servers
 from ...spec.model import DEFAULT_BODY_ORDER
 from . import learn
 from .conditions import Catalog, words
@@ -265,9 +266,10 @@ def deferred_files(bodies: Mapping[Config, Mapping[str, Any]], deferred: Mapping
     files: dict[str, str] = {}
     for server, definition in sorted(deferred.items()):
         listed = f"- mcp__{server}"
-        table = learn.factor({c: ("y" if listed in json.dumps(b.get("input") or []) else None) for c, b in bodies.items()})
+        table = learn.factor({c: ("y" if listed in json.dumps(b.get("input") or []) or server in searchable_servers(b) else None)
+                              for c, b in bodies.items()})
         stem = _name(definition)
-        said = f"The tools of the MCP server {server}: listed as a deferred namespace, loaded when the model searches for them (tool_search)."
+        said = f"The tools of the MCP server {server}: deferred (listed, not sent), loaded when the model searches for them (tool_search)."
         for i, when in enumerate(cat.whens(set(table.rows), table.axes, about=stem)):
             files[f"tools/{stem if i == 0 else f'{stem}--{i + 1}'}.json"] = _tool_file(said, when, definition, deferred=True)
     return files

@@ -79,7 +79,8 @@ class Built:
 
 
 def build(h: Harvest) -> Built:
-    out = Built()
+    out = Built(not_modelled=[f"MCP server {n}'s tools: Codex {h.release} shows them in no first request of these models"
+                              " (code mode keeps them behind its exec tool)" for n in h.mcp_hidden])
     ok = [c for c in h.captures if c.body is not None]
     if not ok:
         raise ImportProblem("Codex refused every configuration")
