@@ -267,7 +267,6 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
         warm = [Config(wanted[0] if wanted else known[0])]
         warmed = list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
         check_mcp(world, [c.body for c in warmed], binary.release)  # fails fast where the first model shows MCP tools
-        deferred = deferred_definitions(binary, scratch, world, warmed[0].body if warmed else None, warm[0].model, timeout, port)
         configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
         configs = sample(configs, n)
         if len(configs) > MAX_CONFIGS:
@@ -280,7 +279,11 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
         h.captures = list(capture(binary, scratch, configs, timeout, port))
         h.models = wanted
         h.world = world
-        h.mcp_deferred = deferred
+        firsts: dict[str, Any] = {}  # one body per model tells which MCP servers it names
+        for c in h.captures:
+            if c.body is not None:
+                firsts.setdefault(c.config.model, c.body)
+        h.mcp_deferred = deferred_definitions(binary, scratch, world, list(firsts.items()), timeout, port)
         h.mcp_hidden = check_mcp(world, [c.body for c in h.captures], binary.release)
         h.roots_sorted = _probe_root_order(binary, scratch, h, timeout, port)
         if scratch.values()["current_date"] != h.sentinels["current_date"]:

@@ -60,11 +60,17 @@ def _loaded(body: Any, name: str) -> Any:
     return None
 
 
-def deferred_definitions(binary: CodexBinary, scratch: Scratch, world: World | None, body: Any, model: str,
+def deferred_definitions(binary: CodexBinary, scratch: Scratch, world: World | None, captured: list[tuple[str, Any]],
                          timeout: float, port: int = 0) -> dict[str, Any]:
     """Per deferred server, the namespace Codex loads for it (one search thread
-    each); a server whose search finds nothing is named in one line."""
-    names = deferred_servers(world, body)
+    each, with the first captured (model, body) that names the server: a
+    code-mode model may show no trace of it); a server whose search finds
+    nothing is named in one line."""
+    model_of: dict[str, str] = {}
+    for model, body in captured:
+        for name in deferred_servers(world, body):
+            model_of.setdefault(name, model)
+    names = sorted(model_of)
     out: dict[str, Any] = {}
     if not names:
         return out
@@ -74,6 +80,7 @@ def deferred_definitions(binary: CodexBinary, scratch: Scratch, world: World | N
             srv.initialize()
             for name in names:
                 rec.answer = _search(name)
+                model = model_of[name]
                 started = srv.request("thread/start", {"cwd": str(scratch.cwd), "ephemeral": True, "model": model,
                                                        "config": {"model": model}})
                 tid = started["thread"]["id"]
