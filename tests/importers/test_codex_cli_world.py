@@ -173,10 +173,12 @@ def test_a_hanging_mcp_server_is_named(tmp_path, capsys):
     (["-c", "novalue"], "expected KEY=VALUE"),
     (["--codex-home", "{tmp}/missing"], "--codex-home"),
 ])
-def test_bad_world_input_is_one_line(tmp_path, capsys, args, message):
+@pytest.mark.parametrize("command", ["import-codex", "verify"])
+def test_bad_world_input_is_one_line(tmp_path, capsys, args, message, command):
     cli = tmp_path / "codex"  # refused before any Codex runs
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    rc = main(["import-codex", "--cli", str(cli), "--out", str(tmp_path / "spec"), *args])
+    where = ["--out", str(tmp_path / "spec")] if command == "import-codex" else ["--spec", str(tmp_path / "spec")]
+    rc = main([command, "--cli", str(cli), *where, *args])
     err = capsys.readouterr().err
     assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "spec").exists()
