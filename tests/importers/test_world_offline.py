@@ -54,3 +54,15 @@ def test_a_server_is_missing_only_where_a_request_would_show_it():
     with pytest.raises(CodexError) as exc:
         check_mcp(world, [{"tools": [{"type": "function", "name": "shell"}], "input": []}], "9.9.9")
     assert "MCP server 'notebook' did not start" in str(exc.value)
+
+
+def test_which_servers_a_first_request_defers():
+    from promptspec.oracle.mcp import deferred_servers
+
+    world = make_world(None, None, ['mcp_servers.alpha.command="x"', 'mcp_servers.beta.command="x"', 'mcp_servers.gamma.command="x"'])
+    body = {"tools": [{"type": "function", "name": "mcp__alpha__ping"},
+                      {"type": "tool_search", "description": "Sources:\n- beta\n"}],
+            "input": [{"type": "message", "content": [{"text": "<tools>\nDeferred tool namespaces:\n- mcp__gamma\n</tools>"}]}]}
+    # alpha's tools are sent; beta is a tool_search source (0.150.0), gamma a listed namespace (0.171.0).
+    assert deferred_servers(world, body) == ["beta", "gamma"]
+    assert deferred_servers(world, {"tools": [], "input": []}) == []
