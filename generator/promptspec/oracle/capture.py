@@ -12,19 +12,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..errors import escape_controls
-from ..util.atomic import interrupts_as_exceptions
 from .appserver import AppServer
 from .binary import CodexBinary, CodexError
 from .recorder import Recorder, RecorderError
-from .scratch import PROMPT, Scratch, make_scratch, provider_overrides, remove_scratch, run
-
-if TYPE_CHECKING:
-    from .world import World
+from .scratch import PROMPT, Scratch, provider_overrides, run
 
 PERSONALITIES = ("unset", "none", "friendly", "pragmatic")
 MODES = ("unset", "default", "plan")
@@ -70,6 +65,7 @@ class Capture:
     config: Config
     body: dict[str, Any] | None
     refused: str | None = None
+    transient: bool = False  # refused for a reason other than the release's answer (a timeout): never cached
 
 
 @dataclass
@@ -82,6 +78,7 @@ class Harvest:
     models: list[str] = field(default_factory=list)  # the models imported (empty: all)
     roots_sorted: bool | None = None  # does the release sort the writable roots? (None: not probed)
     world: Any = None  # the user's World (oracle/world.py) the captures ran in; None: the scratch project
+    pool: Any = None  # oracle/pool.py PoolStats: how many came from the cache, how many worlds ran
 
 
 def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:
@@ -181,7 +178,7 @@ def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: 
         started = srv.request("thread/start", {"cwd": str(scratch.cwd), "ephemeral": True, "model": cfg.model,
                                                "config": cfg.codex_config()})
     except CodexError as exc:
-        return Capture(cfg, None, refused=_reason(exc))
+        return Capture(cfg, None, refused=_reason(exc), transient=not exc.refusal)
     tid = started["thread"]["id"]
     params: dict[str, Any] = {"threadId": tid, "input": [{"type": "text", "text": PROMPT}]}
     if cfg.mode != UNSET:
@@ -190,7 +187,7 @@ def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: 
     try:
         turn = srv.request("turn/start", params)
     except CodexError as exc:
-        return Capture(cfg, None, refused=_reason(exc))
+        return Capture(cfg, None, refused=_reason(exc), transient=not exc.refusal)
     # Codex keys its prompt cache by thread: that finds this thread's request even
     # if an earlier turn were still talking to the recorder.
     got = rec.first_with("prompt_cache_key", tid, timeout)
@@ -216,85 +213,6 @@ def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: 
     return Capture(cfg, body)
 
 
-PROBE_ROOT = "zz-promptspec-probe"
-"""A configured writable root whose path sorts after the scratch cwd: a release
-that sorts the roots lists it last, one that keeps configured roots first lists it first."""
-
-
-def _probe_root_order(binary: CodexBinary, scratch: Scratch, h: Harvest, timeout: float, port: int) -> bool | None:
-    from .parts import parse
-
-    ok = [c.config for c in h.captures if c.body is not None and c.config.sandbox_mode == "workspace-write"]
-    if not ok:
-        return None
-    probe = scratch.base / PROBE_ROOT
-    probe.mkdir(exist_ok=True)
-    base = ok[0]
-    cfg = Config(base.model, base.personality, base.mode, base.sandbox_mode, base.approval_policy,
-                 (("sandbox_workspace_write", json.dumps({"writable_roots": [str(probe)]})),))
-    got = list(capture(binary, scratch, [cfg], timeout, port))
-    if not got or got[0].body is None:
-        return None
-    text = next((t for it in parse(got[0].body).items for n, t in it.parts if n == "permissions"), "")
-    roots = ROOTS.findall(text.rsplit(" The writable root", 1)[-1]) if " The writable root" in text else []
-    if str(probe) not in roots or len(roots) < 2:
-        return None
-    return roots == sorted(roots)
-
-
-ROOTS = re.compile(r"`([^`]*)`")
-
-
 def _reason(exc: CodexError) -> str:
     text = str(exc)
     return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
-
-
-def _check_mcp(binary: CodexBinary, world: "World | None", warmed: list[Capture], timeout: float) -> None:
-    """A configured MCP server whose tools the first request lacks did not start
-    (or hung past Codex's startup timeout): named, rather than imported without it."""
-    from .world import missing_mcp_tools
-
-    body = warmed[0].body if warmed else None
-    missing = missing_mcp_tools(world, body) if body is not None else []
-    if missing:
-        raise CodexError(f"MCP server {missing[0]!r} did not start, hung, or lists no tools (its tools are not in the request)",
-                         release=binary.release,
-                         hint=f"run its command by hand; check mcp_servers.{missing[0]}.command/args (Codex waits startup_timeout_sec, --timeout bounds the turn)")
-
-
-@interrupts_as_exceptions()  # SIGTERM (a CI cancel, `timeout`) still runs the finally that removes the scratch world
-def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = None, timeout: float = 60.0,
-            port: int = 0, world: "World | None" = None) -> Harvest:
-    """Catalog + the first request of every (or `n` sampled) configuration(s) of
-    the catalog's models (or of `models`), in the scratch world or the user's (`world`)."""
-    scratch = make_scratch(world=world)
-    try:
-        catalog = debug_models(binary, scratch, timeout)
-        known = [m["slug"] for m in catalog["models"]]
-        wanted = list(models)
-        for slug in wanted:
-            if slug not in known:
-                raise CodexError(f"the catalog has no model {slug!r}", release=binary.release,
-                                 hint=f"known: {', '.join(known)}")
-        warm = [Config(wanted[0] if wanted else known[0])]
-        warmed = list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
-        _check_mcp(binary, world, warmed, timeout)
-        configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
-        configs = sample(configs, n)
-        if len(configs) > MAX_CONFIGS:
-            raise CodexError(f"{len(configs)} configurations to capture (at most {MAX_CONFIGS})", release=binary.release,
-                             hint="pick models with --model")
-        h = Harvest(binary.release, {**scratch.values(), **(world.text_values() if world else {})}, catalog,
-                    commands=["codex --version", "codex debug models",
-                              "codex app-server (thread/start config={model, personality?, sandbox_mode, approval_policy};"
-                              " turn/start collaborationMode?)"])
-        h.captures = list(capture(binary, scratch, configs, timeout, port))
-        h.models = wanted
-        h.world = world
-        h.roots_sorted = _probe_root_order(binary, scratch, h, timeout, port)
-        if scratch.values()["current_date"] != h.sentinels["current_date"]:
-            raise CodexError("the date changed during the run", release=binary.release, hint="rerun")
-        return h
-    finally:
-        remove_scratch(scratch)

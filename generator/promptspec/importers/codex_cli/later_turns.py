@@ -275,7 +275,7 @@ def turns_yaml(learned: Learned) -> str:
         {"turns": learned.turns}, sort_keys=False, allow_unicode=True, width=1000)
 
 
-def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> dict[str, Any]:
+def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs: int = 0, cache: bool = True) -> dict[str, Any]:
     """Capture the standard threads in a fresh scratch world, learn them into
     the staged spec, and check that it reproduces every request of every
     thread; the figures, or an ImportProblem (the caller then writes nothing)."""
@@ -284,13 +284,13 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
     from ...oracle import capture as _harvest
     from ...oracle import thread as _thread
     from ...oracle.machine import configs_of, models_tools, spec_for_machine
-    from ...oracle.scratch import make_scratch, remove_scratch
+    from ...oracle.pool import CapturePool
     from ...oracle.thread_compare import compare_thread, script_steps
     from ...spec import load_spec
     from ...spec.scripts import parse_script
 
-    scratch = make_scratch()
-    try:
+    with CapturePool(codex, None, timeout, port, jobs, cache) as pool:
+        scratch = pool.scratch
         spec = load_spec(staging)
         pairs = configs_of(spec)
 
@@ -301,8 +301,8 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
         # Learned from a start with a mode set (a switch re-sends what depends on the
         # mode too), checked from both starts.
         starts = [p for p in (start("default"), start("unset")) if p is not None] or pairs[:1]
-        catalog = _harvest.debug_models(codex, scratch, timeout)
-        list(_harvest.capture(codex, scratch, [starts[0][1]], timeout, port))  # skills unpacked, project trusted
+        catalog = pool.catalog()
+        pool.warm(starts[0][1])  # skills unpacked, project trusted
         skill = _thread.bundled_skill(scratch)
         skills = {}
         if skill:
@@ -313,7 +313,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
         captured = []
         for variant, cfg in starts:
             threads = _thread.standard_threads(cfg, catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
-            caps = {c.thread.name: c for c in _thread.capture_threads(codex, scratch, threads, timeout, port)}
+            caps = {c.thread.name: c for c in pool.threads(threads)}
             captured.append((variant, caps))
         variant, caps = captured[0]
         scripts = {name: parse_script(script_steps(c.thread), name) for name, c in caps.items()}
@@ -348,5 +348,3 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
                                 f" (first: {r.thread} from {r.variant}, request {r.request}: {r.part})")
         return {"threads": len(results), "thread_requests": sum(r.requests for r in results),
                 "from": [v.id for v, _ in captured]}
-    finally:
-        remove_scratch(scratch)
