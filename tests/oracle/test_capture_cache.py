@@ -18,7 +18,7 @@ TODAY = _dt.date.today().isoformat()
 
 
 def test_entries_read_back_as_stored_long_strings_once(tmp_path):
-    long = "instructions " * 100
+    long = "instructions " * 300  # longer than a piece (CHUNK)
     odd = "\x00 a short string that starts like a reference"
     value = {"body": {"instructions": long, "input": [{"text": long}, {"text": odd}, {"n": 3, "ok": True, "x": None}]},
              "refused": None}
@@ -29,15 +29,29 @@ def test_entries_read_back_as_stored_long_strings_once(tmp_path):
     assert again.get("first", "c") is None
     raw = gzip.decompress((tmp_path / "first.json.gz").read_bytes()).decode()
     assert raw.count(long) == 1  # the long text is in the table once
+    assert again.get("first", "a", "/elsewhere") == value  # no folder in it: nothing to put back
 
 
 def test_a_broken_or_foreign_file_is_a_miss(tmp_path):
     (tmp_path / "first.json.gz").write_bytes(b"not gzip")
     assert cc.Store(tmp_path, TODAY).get("first", "a") is None
-    (tmp_path / "first.json.gz").write_bytes(gzip.compress(b'{"format": 999, "strings": [], "entries": {"a": 1}}'))
+    (tmp_path / "first.json.gz").write_bytes(gzip.compress(b'{"format": 999, "chunks": ["1"], "entries": {"a": ["j", 0]}}'))
     assert cc.Store(tmp_path, TODAY).get("first", "a") is None
-    (tmp_path / "first.json.gz").write_bytes(gzip.compress(b'{"format": 1, "strings": [], "entries": {"a": "\\u00007"}}'))
-    assert cc.Store(tmp_path, TODAY).get("first", "a") is None  # a reference past the table
+    for node in (b'["j", 7]', b'["x", 0]', b'"j"', b'["d", [["k"]]]'):
+        (tmp_path / "first.json.gz").write_bytes(gzip.compress(b'{"format": %d, "chunks": ["1"], "entries": {"a": %s}}'
+                                                               % (cc.FORMAT, node)))
+        assert cc.Store(tmp_path, TODAY).get("first", "a") is None, node  # a piece past the table, a node of no kind
+
+
+def test_the_scratch_folder_is_stored_as_a_token_and_read_back_as_the_readers(tmp_path):
+    value = {"body": {"input": [{"text": "cwd /tmp/ps-a/repo " + "x" * 3000}], "/tmp/ps-a/home": 1}}
+    store = cc.Store(tmp_path, TODAY)
+    store.put("first", {"a": value, "b": {"body": "already " + cc.TOKEN}}, "/tmp/ps-a")
+    raw = gzip.decompress((tmp_path / "first.json.gz").read_bytes()).decode()
+    assert "/tmp/ps-a" not in raw and cc.TOKEN in raw
+    got = cc.Store(tmp_path, TODAY).get("first", "a", "/tmp/ps-b")
+    assert got == {"body": {"input": [{"text": "cwd /tmp/ps-b/repo " + "x" * 3000}], "/tmp/ps-b/home": 1}}
+    assert cc.Store(tmp_path, TODAY).get("first", "b", "/tmp/ps-b") is None  # held the token already: not stored
 
 
 def test_nothing_is_stored_under_a_day_that_is_over(tmp_path):

@@ -239,3 +239,18 @@ def test_a_transient_failure_is_not_cached(tmp_path, monkeypatch):
     monkeypatch.setattr(_pool, "capture", real)
     caps, stats, _ = _run(codex, tmp_path / "cache", jobs=1, configs=CONFIGS[:12])
     assert stats.from_cache == 6 and stats.captured == 6 and all(c.body for c in caps if c.config.approval_policy != "untrusted")
+
+
+def test_a_folder_a_configuration_names_exists_in_the_worker_world_that_captures_it(tmp_path):
+    codex = echo_codex(tmp_path)
+    binary = identify(codex)
+    root = tmp_path / "cache"
+    _run(codex, root, jobs=1)  # fills the cache: the next pool's primary world is restored, never runs Codex
+    with CapturePool(binary, None, timeout=30, jobs=1, cache_root=root) as p:
+        p.warm(CONFIGS[0])
+        probe = p.scratch.base / "zz-probe"
+        probe.mkdir()
+        cfg = Config("m1", extra=(("sandbox_workspace_write", json.dumps({"writable_roots": [str(probe)]})),))
+        (cap,) = p.first_requests([cfg])
+        assert p._primary == "restored" and p.stats.worlds == 2
+        assert _text(cap.body)["roots"] == {str(probe): True}

@@ -10,7 +10,8 @@ Its behaviour comes from `behaviour.json` beside it:
                 import stores it as a file named after the slug)
   echo          the developer text echoes what a capture depends on (the
                 thread's config and cwd, the turn's overrides, HOME,
-                CODEX_HOME, the value of `tone`, --enable/--disable flags);
+                CODEX_HOME, the value of `tone`, --enable/--disable flags,
+                whether each configured writable root is a folder);
                 a second model m2; approval_policy "untrusted" is refused;
                 each start unpacks a bundled skill into CODEX_HOME and adds a
                 line to `../starts.log` (outside the binary's folder), for
@@ -92,7 +93,9 @@ for raw in sys.stdin:
         if echo:
             text = json.dumps({"config": started.get("config"), "cwd": started.get("cwd"), "home": os.environ["HOME"],
                                "codex_home": os.environ["CODEX_HOME"], "tone": how.get("tone"), "flags": flags,
-                               "turn": {k: v for k, v in params.items() if k not in ("threadId", "input")}, "long": "x" * 300},
+                               "turn": {k: v for k, v in params.items() if k not in ("threadId", "input")}, "long": "x" * 300,
+                               "roots": {r: os.path.isdir(r) for r in ((started.get("config") or {}).get("sandbox_workspace_write")
+                                                                       or {}).get("writable_roots", [])}},
                               sort_keys=True)
         body = {"model": started.get("model", slug) if echo else slug, "input": [
             {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]},

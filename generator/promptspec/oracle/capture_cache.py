@@ -26,9 +26,10 @@ between two runs; docs/verify.md).  Only answers are kept, never comparisons:
 a changed spec is compared afresh with the same captures.
 
 Storage: `<user cache>/codex-captures/<date>-<key>/<kind>.json.gz`, one file per
-kind (first requests, threads, the catalog, the bundled skills).  Long strings
-are stored once per file (a release's matrix repeats its instructions and tool
-texts hundreds of times), so a full matrix is a few hundred kilobytes.  Files
+kind (first requests, threads, the catalog, the bundled skills).  Every piece
+of an answer (a message, a tool, the instructions) is stored once per file (a
+release's matrix repeats its instructions and tools hundreds of times), so a
+full matrix is a few hundred kilobytes.  Files
 are written atomically; a broken or foreign file reads as a miss, and a cache
 that cannot be written only costs the next run its speed.
 """
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from .binary import CodexBinary
     from .world import World
 
-FORMAT = 1
+FORMAT = 2
 """Bumped when the layout of an entry changes."""
 TOKEN = "@@promptspec-scratch@@"
 """What a stored answer holds where the scratch world's folder was."""
@@ -63,10 +64,8 @@ SHAPING = ("appserver.py", "binary.py", "capture.py", "pool.py", "recorder.py", 
 MAX_FILES = 64
 MAX_BYTES = 4 << 30
 """Most files, and bytes, hashed for a binary's folders; beyond that the binary is not cached."""
-LONG = 200
-"""Strings at least this long are stored once per file."""
-REF = "\x00"
-"""A stored string that starts with it is a reference into the file's string table."""
+CHUNK = 2048
+"""Bytes of JSON up to which a piece of an entry is stored whole (once per file)."""
 PLAIN = re.compile(r"[A-Za-z0-9_./+-]+")
 """A scratch folder the relocation can replace as plain text (in JSON strings too)."""
 KEPT_DAYS = 1
@@ -82,30 +81,45 @@ def cache_root() -> Path:
 
 def relocate(obj: Any, old: str, new: str) -> Any:
     """`obj` with every occurrence of `old` in its strings (dict keys too, and
-    the fields of dataclasses such as Config and Thread) replaced by `new`."""
+    the fields of dataclasses such as Config and Thread) replaced by `new`.
+    `old` is a plain folder or TOKEN (`plain`): JSON writes it as it is and no
+    escape can hold it, so a dict or list is replaced in its JSON text (one
+    C-speed pass instead of a walk over every string)."""
     if isinstance(obj, str):
         return obj.replace(old, new) if old in obj else obj
-    if isinstance(obj, dict):
-        return {relocate(k, old, new): relocate(v, old, new) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        moved = [relocate(v, old, new) for v in obj]
-        return moved if isinstance(obj, list) else tuple(moved)
+    if isinstance(obj, (dict, list)):
+        try:
+            text = _dumps(obj)
+        except TypeError:  # holds dataclasses (a list of Config): item by item
+            if isinstance(obj, dict):
+                return {relocate(k, old, new): relocate(v, old, new) for k, v in obj.items()}
+            return [relocate(v, old, new) for v in obj]
+        return json.loads(text.replace(old, new)) if old in text else obj
+    if isinstance(obj, tuple):
+        return tuple(relocate(v, old, new) for v in obj)
     if hasattr(obj, "__dataclass_fields__") and not isinstance(obj, type):
         return type(obj)(**{f.name: relocate(getattr(obj, f.name), old, new) for f in fields(obj) if f.init})
     return obj
 
 
 def holds(obj: Any, text: str) -> bool:
-    """Whether any string in `obj` contains `text`."""
+    """Whether any string in `obj` contains `text` (a plain one, as for relocate)."""
     if isinstance(obj, str):
         return text in obj
-    if isinstance(obj, dict):
-        return any(holds(k, text) or holds(v, text) for k, v in obj.items())
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, (dict, list)):
+        try:
+            return text in _dumps(obj)
+        except TypeError:
+            return any(holds(v, text) for v in (obj if isinstance(obj, list) else [*obj.keys(), *obj.values()]))
+    if isinstance(obj, tuple):
         return any(holds(v, text) for v in obj)
     if hasattr(obj, "__dataclass_fields__") and not isinstance(obj, type):
         return any(holds(getattr(obj, f.name), text) for f in fields(obj))
     return False
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 # ---------------------------------------------------------------------------
@@ -239,71 +253,76 @@ def _write_json(path: Path, data: Any) -> None:
         pass  # a cache that cannot be written costs speed, never a result
 
 
-class _Strings:
-    """The string table of one file: long strings once, referenced as REF + index."""
+class _Chunks:
+    """The pieces of one file: an entry is split into containers down to pieces
+    of at most CHUNK bytes of JSON, each piece stored once as its JSON text (a
+    release's matrix repeats its instructions and tools hundreds of times).
+    A node is ["j", index] (a piece), ["d", [[key, node]...]] or ["l", [node...]]."""
 
     def __init__(self, table: list[str]):
         self.table = table
-        self.index = {s: i for i, s in enumerate(table)}
+        self.index = {t: i for i, t in enumerate(table)}
 
     def pack(self, obj: Any) -> Any:
-        if isinstance(obj, str):
-            if len(obj) < LONG and not obj.startswith(REF):
-                return obj
-            if obj not in self.index:
-                self.index[obj] = len(self.table)
-                self.table.append(obj)
-            return f"{REF}{self.index[obj]}"
+        text = _dumps(obj)
+        if len(text) <= CHUNK or not isinstance(obj, (dict, list)):
+            if text not in self.index:
+                self.index[text] = len(self.table)
+                self.table.append(text)
+            return ["j", self.index[text]]
         if isinstance(obj, dict):
-            return {k: self.pack(v) for k, v in obj.items()}
-        if isinstance(obj, list):
-            return [self.pack(v) for v in obj]
-        return obj
+            return ["d", [[k, self.pack(v)] for k, v in obj.items()]]
+        return ["l", [self.pack(v) for v in obj]]
 
-    def unpack(self, obj: Any) -> Any:
-        if isinstance(obj, str):
-            return self.table[int(obj[1:])] if obj.startswith(REF) else obj
-        if isinstance(obj, dict):
-            return {k: self.unpack(v) for k, v in obj.items()}
-        if isinstance(obj, list):
-            return [self.unpack(v) for v in obj]
-        return obj
+    def unpack(self, node: Any, old: str, new: str) -> Any:
+        kind, value = node
+        if kind == "j":
+            text = self.table[value]
+            return json.loads(text.replace(old, new) if old in text else text)
+        if kind == "d":
+            return {k.replace(old, new): self.unpack(v, old, new) for k, v in value}
+        if kind == "l":
+            return [self.unpack(v, old, new) for v in value]
+        raise ValueError(kind)
 
 
 @dataclass
 class Store:
-    """The entries of one key: `get(kind, key)` / `put(kind, {key: value})`,
-    values JSON data with the scratch folder already replaced by TOKEN."""
+    """The entries of one key: `get(kind, key, base)` / `put(kind, {key: value}, base)`,
+    values JSON data given in the terms of the scratch folder `base`, stored
+    with TOKEN in its place."""
 
     folder: Path
     date: str
-    _loaded: dict[str, tuple[_Strings, dict[str, Any]]] | None = None
+    _loaded: dict[str, tuple[_Chunks, dict[str, Any]]] | None = None
 
-    def _kind(self, kind: str) -> tuple[_Strings, dict[str, Any]]:
+    def _kind(self, kind: str) -> tuple[_Chunks, dict[str, Any]]:
         self._loaded = self._loaded or {}
         if kind not in self._loaded:
             data = _read_json(self.folder / f"{kind}.json.gz")
-            ok = (isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("strings"), list)
-                  and isinstance(data.get("entries"), dict) and all(isinstance(s, str) for s in data["strings"]))
-            self._loaded[kind] = (_Strings(data["strings"]), data["entries"]) if ok else (_Strings([]), {})
+            ok = (isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("chunks"), list)
+                  and isinstance(data.get("entries"), dict) and all(isinstance(t, str) for t in data["chunks"]))
+            self._loaded[kind] = (_Chunks(data["chunks"]), data["entries"]) if ok else (_Chunks([]), {})
         return self._loaded[kind]
 
-    def get(self, kind: str, key: str) -> Any:
-        strings, entries = self._kind(kind)
+    def get(self, kind: str, key: str, base: str = TOKEN) -> Any:
+        chunks, entries = self._kind(kind)
         if key not in entries:
             return None
         try:
-            return strings.unpack(entries[key])
-        except (ValueError, IndexError):
-            return None
+            return chunks.unpack(entries[key], TOKEN, base)
+        except (ValueError, IndexError, TypeError, AttributeError):
+            return None  # an edited or broken file: a miss
 
-    def put(self, kind: str, items: Mapping[str, Any]) -> None:
+    def put(self, kind: str, items: Mapping[str, Any], base: str = TOKEN) -> None:
+        """Store the items that do not already hold TOKEN (they could not be told apart from the folder)."""
         if not items or _dt.date.today().isoformat() != self.date:  # captured across midnight: not this key's day
             return
-        strings, entries = self._kind(kind)
+        chunks, entries = self._kind(kind)
         for key, value in items.items():
-            entries[key] = strings.pack(value)
-        _write_json(self.folder / f"{kind}.json.gz", {"format": FORMAT, "strings": strings.table, "entries": entries})
+            if not holds(value, TOKEN):
+                entries[key] = chunks.pack(relocate(value, base, TOKEN))
+        _write_json(self.folder / f"{kind}.json.gz", {"format": FORMAT, "chunks": chunks.table, "entries": entries})
 
 
 def open_store(binary: "CodexBinary", world: "World | None", codex_home: Path, date: str,

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, T
 
 from .binary import CodexBinary, CodexError
 from .capture import Capture, Config, capture, check_catalog, debug_models
-from .capture_cache import TOKEN, Store, holds, open_store, plain, relocate
+from .capture_cache import TOKEN, Store, open_store, plain, relocate
 from .scratch import Scratch, make_scratch, remove_scratch
 
 if TYPE_CHECKING:
@@ -106,12 +106,11 @@ class CapturePool:
 
     # -- the cache, in the primary world's terms ----------------------------
     def _get(self, kind: str, key: str) -> Any:
-        got = self.store.get(kind, key) if self.store is not None else None
-        return None if got is None else relocate(got, TOKEN, self.base)
+        return self.store.get(kind, key, self.base) if self.store is not None else None
 
     def _put(self, kind: str, items: dict[str, Any]) -> None:
         if self.store is not None:
-            self.store.put(kind, {k: relocate(v, self.base, TOKEN) for k, v in items.items() if not holds(v, TOKEN)})
+            self.store.put(kind, items, self.base)
 
     def _key(self, obj: Any) -> str:
         return json.dumps(relocate(obj, self.base, TOKEN), ensure_ascii=False)
