@@ -254,3 +254,17 @@ def test_a_folder_a_configuration_names_exists_in_the_worker_world_that_captures
         (cap,) = p.first_requests([cfg])
         assert p._primary == "restored" and p.stats.worlds == 2
         assert _text(cap.body)["roots"] == {str(probe): True}
+
+
+def test_jobs_and_no_cache_are_checked_on_the_command_line(tmp_path):
+    from _helpers import cli
+
+    codex = echo_codex(tmp_path)
+    bad = cli("import-codex", "--cli", str(codex), "--out", str(tmp_path / "out"), "--jobs", "-1")
+    assert bad.returncode == 2 and "--jobs must be 0" in bad.stderr and not (tmp_path / "out").exists()
+    bad = cli("verify", "--cli", str(codex), "--spec", str(tmp_path), "--jobs", "-2")
+    assert bad.returncode == 2 and "--jobs must be 0" in bad.stderr
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    bad = cli("import-codex", str(checkout), "--out", str(tmp_path / "out"), "--no-cache")
+    assert bad.returncode == 2 and "--no-cache" in bad.stderr and "go with --cli" in bad.stderr
