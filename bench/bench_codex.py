@@ -31,6 +31,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,7 +41,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 VOLATILE_REPORT = ("spec", "date")
-"""Report fields that name the run, not the result (the spec's folder, the day)."""
+"""Report fields that name the run, not the result (the spec's folder, the day); the
+scratch folder's name in a diff text is written as SCRATCH too."""
 
 
 def install(release: str) -> Path:
@@ -79,9 +81,14 @@ def tree_digest(folder: Path) -> str:
     return h.hexdigest()
 
 
+SCRATCH = re.compile(r"/promptspec-codex-[A-Za-z0-9_]{8}")
+"""The scratch world's random folder name, which a thread's diff in a report shows."""
+
+
 def report_of(path: Path) -> str:
     data = json.loads(path.read_text(encoding="utf-8"))
-    return json.dumps({k: v for k, v in data.items() if k not in VOLATILE_REPORT}, sort_keys=True)
+    return SCRATCH.sub("/promptspec-codex-SCRATCH", json.dumps({k: v for k, v in data.items() if k not in VOLATILE_REPORT},
+                                                                sort_keys=True))
 
 
 def run_release(cli: Path, tree: Path, work: Path, warm: bool = True, extra: tuple[str, ...] = ()) -> dict:

@@ -167,10 +167,11 @@ def capture(binary: CodexBinary, scratch: Scratch, configs: list[Config], timeou
         rec.stop()
 
 
-THREADS_PER_SERVER = 100
+THREADS_PER_SERVER = 10
 """An app-server keeps every thread it started loaded, and each new one costs a
-little more than the last; a fresh server per hundred keeps the cost flat
-(measured: ~0.5 s to start one, against a growing per-thread cost)."""
+little more than the last; a fresh server every ten keeps the cost flat.
+Measured on 0.125.0 (2026-12-02, Codex CPU seconds for 100 first requests):
+100 per server 18.1, 50: 15.8, 25: 13.1-14.7, 10: 11.6-12.4, 4: 11.8, 2: 12.4."""
 
 
 def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: float) -> Capture:
