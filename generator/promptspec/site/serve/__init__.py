@@ -1,0 +1,7 @@
+"""MkDocs glue and `mkdocs serve` speed-ups: generated pages split into the
+skeleton MkDocs renders and the raw HTML put back (fast_pages.py,
+mkdocs_pages.py), the served site rebuilt in place (served_output.py) and the
+theme's compiled templates kept between rebuilds (compiled_templates.py).
+
+Used by `plugin.py`; imports no page kind.
+"""
