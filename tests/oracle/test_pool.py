@@ -1,4 +1,4 @@
-"""The capture pool and its cache (oracle/pool.py, oracle/capture_cache.py),
+"""The capture pool and its cache (oracle/pool/worlds.py, oracle/pool/cache.py),
 driven through a stand-in Codex (tests/security/_fake_codex.py, `echo`) whose answers echo what a
 capture depends on: parallel worlds give the serial captures, a warm cache
 starts no Codex, and every input of the key makes a miss when it changes."""
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from promptspec.oracle import capture_cache, pool as _pool
+from promptspec.oracle.pool import cache as capture_cache, worlds as _pool
 from promptspec.oracle.binary import identify
 from promptspec.oracle.capture import Config, full_matrix
-from promptspec.oracle.release_harvest import harvest
+from promptspec.oracle.pool.harvest import harvest
 from promptspec.oracle.pool import CapturePool
 from promptspec.oracle.thread import Thread, ThreadStep
 from promptspec.oracle.world import make_world

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from promptspec.oracle import binary, scratch
-from promptspec.oracle.release_harvest import harvest
+from promptspec.oracle.pool.harvest import harvest
 from promptspec.oracle.binary import CodexError
 
 from required import require_program

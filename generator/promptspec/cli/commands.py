@@ -79,7 +79,7 @@ def _codex_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _say_pool(args: argparse.Namespace, stats) -> None:
-    """-v: how many captures the cache gave and how many Codex worlds ran (oracle/pool.py)."""
+    """-v: how many captures the cache gave and how many Codex worlds ran (oracle/pool/)."""
     if stats is not None and getattr(args, "verbose", False):
         why = f"; not cached: {stats.not_cached}" if stats.not_cached else ""
         print(f"promptspec: captures: {stats.from_cache} from the cache, {stats.captured} by Codex in {stats.worlds} scratch"

@@ -78,7 +78,7 @@ class Harvest:
     models: list[str] = field(default_factory=list)  # the models imported (empty: all)
     roots_sorted: bool | None = None  # does the release sort the writable roots? (None: not probed)
     world: Any = None  # the user's World (oracle/world.py) the captures ran in; None: the scratch project
-    pool: Any = None  # oracle/pool.py PoolStats: how many came from the cache, how many worlds ran
+    pool: Any = None  # oracle/pool/worlds.py PoolStats: how many came from the cache, how many worlds ran
 
 
 def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:

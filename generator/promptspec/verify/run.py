@@ -53,7 +53,7 @@ class Report:
     threads_gate: bool = False
     """Whether the threads count for `ok`: the spec says what later turns send (`turns:`)."""
     pool: Any = None
-    """oracle/pool.py PoolStats: captures from the cache, worlds Codex ran in (not part of the stored report)."""
+    """oracle/pool/worlds.py PoolStats: captures from the cache, worlds Codex ran in (not part of the stored report)."""
 
     @property
     def compared(self) -> int:
@@ -94,7 +94,7 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
            port: int = 0, threads: int = 0, jobs: int = 0, cache: bool = True) -> Report:
     """The first request of `sample` variants (all by default), and the
     standard threads (oracle/thread.py) of the first `threads` of them; in up
-    to `jobs` Codex worlds at once, through the capture cache (oracle/pool.py:
+    to `jobs` Codex worlds at once, through the capture cache (oracle/pool/:
     what the import captured of the same binary today is not captured again)."""
     from ..oracle.pool import CapturePool
     from ..spec import load_spec

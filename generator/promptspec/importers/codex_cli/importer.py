@@ -16,7 +16,7 @@ from ...util.atomic import replace_tree
 from ...errors import SpecError
 from ...oracle import binary as _binary
 from ...oracle import capture as _harvest
-from ...oracle.release_harvest import harvest
+from ...oracle.pool.harvest import harvest
 from ...oracle.binary import CodexError
 from ...oracle.world import World
 from ..output import checked_files, not_an_import
@@ -84,7 +84,7 @@ def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tu
     their Codex home's config and their flags; `later_turns` also learns the
     standard threads' later requests (importers/codex_cli/later_turns.py).
     Captures run in up to `jobs` Codex worlds at once (0: one per core) and
-    come from the capture cache where it holds them (oracle/pool.py)."""
+    come from the capture cache where it holds them (oracle/pool/)."""
     out = Path(out).expanduser()
     codex = _binary.identify(cli)
     _check_out(out, force)

@@ -2,7 +2,7 @@
 
 A `CapturePool` holds the primary scratch world: the one whose values (cwd,
 home, date) the spec is rendered with and every capture is given in.  What the
-cache (oracle/capture_cache.py) holds is taken from it; the rest is captured
+cache (oracle/pool/cache.py) holds is taken from it; the rest is captured
 by up to `jobs` worker worlds at once, each a scratch world of its own (its
 own HOME, so one Codex's project trust and unpacked skills never meet
 another's), warmed up as a first start is, with its own app-servers and
@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
-from .binary import CodexBinary, CodexError
-from .capture import Capture, Config, capture, check_catalog, debug_models
-from .capture_cache import TOKEN, Store, open_store, plain, relocate
-from .scratch import Scratch, make_scratch, remove_scratch
+from ..binary import CodexBinary, CodexError
+from ..capture import Capture, Config, capture, check_catalog, debug_models
+from ..scratch import Scratch, make_scratch, remove_scratch
+from .cache import TOKEN, Store, open_store, plain, relocate
 
 if TYPE_CHECKING:
-    from .thread import Thread, ThreadCapture
-    from .world import World
+    from ..thread import Thread, ThreadCapture
+    from ..world import World
 
 MAX_JOBS = 8
 MIN_CONFIGS_PER_JOB = 24
@@ -72,7 +72,7 @@ class CapturePool:
 
     def __init__(self, binary: CodexBinary, world: "World | None" = None, timeout: float = 60.0, port: int = 0,
                  jobs: int = 0, cache: bool = True, cache_root: Path | None = None):
-        from .world import mcp_servers
+        from ..world import mcp_servers
 
         self.binary, self.world, self.timeout, self.port = binary, world, timeout, port
         self.scratch: Scratch = make_scratch(world=world)
@@ -165,13 +165,13 @@ class CapturePool:
 
     def bundled_skill(self) -> str | None:
         """The first bundled skill of the primary world (warm() first)."""
-        from .thread import bundled_skill
+        from ..thread import bundled_skill
 
         return bundled_skill(self.scratch)
 
     def threads(self, threads: Iterable["Thread"]) -> list["ThreadCapture"]:
         """Every request of each thread, in order (oracle/thread.py)."""
-        from .thread import ThreadCapture, capture_threads
+        from ..thread import ThreadCapture, capture_threads
 
         threads = list(threads)
         keys = [self._key(dataclasses.asdict(t)) for t in threads]

@@ -48,19 +48,19 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..util.atomic import write_bytes
+from ...util.atomic import write_bytes
 
 if TYPE_CHECKING:
-    from .binary import CodexBinary
-    from .world import World
+    from ..binary import CodexBinary
+    from ..world import World
 
 FORMAT = 2
 """Bumped when the layout of an entry changes."""
 TOKEN = "@@promptspec-scratch@@"
 """What a stored answer holds where the scratch world's folder was."""
-SHAPING = ("appserver.py", "binary.py", "capture.py", "pool.py", "recorder.py", "release_harvest.py", "scratch.py", "thread.py",
-           "world.py")
-"""The oracle modules whose code shapes a capture (their bytes are part of the key)."""
+SHAPING = ("appserver.py", "binary.py", "capture.py", "recorder.py", "scratch.py", "thread.py", "world.py",
+           "pool/cache.py", "pool/harvest.py", "pool/worlds.py")
+"""The oracle modules whose code shapes a capture, under oracle/ (their bytes are part of the key)."""
 MAX_FILES = 64
 MAX_BYTES = 4 << 30
 """Most files, and bytes, hashed for a binary's folders; beyond that the binary is not cached."""
@@ -74,7 +74,7 @@ KEPT_DAYS = 1
 
 def cache_root() -> Path:
     """`codex-captures` in the user cache folder ($PROMPTSPEC_CACHE_DIR wins, as for token counts)."""
-    from ..measure.counter import default_cache_dir
+    from ...measure.counter import default_cache_dir
 
     return default_cache_dir() / "codex-captures"
 
@@ -182,7 +182,7 @@ def _mark(p: Path) -> list[int]:
 def code_digest() -> str:
     """The digest of promptspec's capture code (SHAPING)."""
     h = hashlib.sha256()
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent
     for name in SHAPING:
         h.update(name.encode() + b"\0" + (here / name).read_bytes() + b"\0")
     return h.hexdigest()
@@ -214,7 +214,7 @@ def world_key(world: "World | None", codex_home: Path) -> tuple[Any, str | None]
     `codex_home` is the scratch home after the world was copied into it."""
     if world is None or world.empty:
         return "scratch", None
-    from .world import mcp_servers
+    from ..world import mcp_servers
 
     extra = [f.name for f in fields(world) if f.name not in KNOWN_WORLD and getattr(world, f.name)]
     if extra:

@@ -2,7 +2,7 @@
 of its matrix, and the probe that asks whether it sorts the writable roots.
 
 What `import-codex --cli` learns a spec from (importers/codex_cli).  The
-captures come through a CapturePool (oracle/pool.py): several Codex worlds at
+captures come through a CapturePool (oracle/pool/worlds.py): several Codex worlds at
 once, and the capture cache.
 """
 
@@ -12,13 +12,13 @@ import json
 import re
 from typing import TYPE_CHECKING, Iterable
 
-from ..util.atomic import interrupts_as_exceptions
-from .binary import CodexBinary, CodexError
-from .capture import MAX_CONFIGS, Capture, Config, Harvest, full_matrix, sample
-from .pool import CapturePool
+from ...util.atomic import interrupts_as_exceptions
+from ..binary import CodexBinary, CodexError
+from ..capture import MAX_CONFIGS, Capture, Config, Harvest, full_matrix, sample
+from .worlds import CapturePool
 
 if TYPE_CHECKING:
-    from .world import World
+    from ..world import World
 
 
 PROBE_ROOT = "zz-promptspec-probe"
@@ -27,7 +27,7 @@ that sorts the roots lists it last, one that keeps configured roots first lists 
 
 
 def _probe_root_order(pool: CapturePool, h: Harvest) -> bool | None:
-    from .parts import parse
+    from ..parts import parse
 
     ok = [c.config for c in h.captures if c.body is not None and c.config.sandbox_mode == "workspace-write"]
     if not ok:
@@ -53,7 +53,7 @@ ROOTS = re.compile(r"`([^`]*)`")
 def _check_mcp(binary: CodexBinary, world: "World | None", warmed: list[Capture], timeout: float) -> None:
     """A configured MCP server whose tools the first request lacks did not start
     (or hung past Codex's startup timeout): named, rather than imported without it."""
-    from .world import missing_mcp_tools
+    from ..world import missing_mcp_tools
 
     body = warmed[0].body if warmed else None
     missing = missing_mcp_tools(world, body) if body is not None else []
@@ -69,9 +69,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
     """Catalog + the first request of every (or `n` sampled) configuration(s) of
     the catalog's models (or of `models`), in the scratch world or the user's
     (`world`); in up to `jobs` Codex worlds at once, through the capture cache
-    (oracle/pool.py)."""
-    from .pool import CapturePool
-
+    (oracle/pool/worlds.py)."""
     with CapturePool(binary, world, timeout, port, jobs, cache) as pool:
         catalog = pool.catalog()
         known = [m["slug"] for m in catalog["models"]]

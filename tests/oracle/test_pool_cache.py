@@ -1,4 +1,4 @@
-"""The capture cache's files and key (oracle/capture_cache.py): what is stored
+"""The capture cache's files and key (oracle/pool/cache.py): what is stored
 reads back as it was, a broken file is a miss, a changed binary gets a new
 digest even when its size and mtime are put back, old days are removed."""
 
@@ -9,7 +9,7 @@ import gzip
 import os
 from pathlib import Path
 
-from promptspec.oracle import capture_cache as cc
+from promptspec.oracle.pool import cache as cc
 from promptspec.oracle.binary import CodexBinary
 from promptspec.oracle.capture import Config
 from promptspec.oracle.thread import Thread, ThreadStep
