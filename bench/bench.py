@@ -526,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before a child is given up (default: %(default)s)")
     parser.add_argument("--work", type=Path, default=None, help="keep specs and sites here (default: a temp folder, removed)")
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here (rewritten after each size)")
+    parser.add_argument("--codex", default=None, metavar="RELEASES",
+                        help="also time import-codex --cli and verify --cli of these releases, cold and warm (bench_codex.py; "
+                             "--sizes none for only that)")
     parser.add_argument("--child", choices=("generator", "mkdocs-build"), help=argparse.SUPPRESS)
     parser.add_argument("--spec", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
@@ -540,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.axes = tuple(int(x) for x in args.axes.split(",")) if args.axes else None
 
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip() and s.strip() != "none"]
     root = args.work or Path(tempfile.mkdtemp(prefix="promptspec-bench-"))
     meta = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "load_before": os.getloadavg()[0],
             "repeat": args.repeat, "plugin_options": dict(args.plugin_option)}
@@ -554,10 +557,15 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.work is None:
             shutil.rmtree(root, ignore_errors=True)
-    print()
-    print_table(rows)
+    if rows:
+        print()
+        print_table(rows)
     if args.out:
         print(f"wrote {args.out}")
+    if args.codex:
+        import bench_codex
+
+        return bench_codex.main([r for r in args.codex.split(",") if r.strip()])
     return 0
 
 

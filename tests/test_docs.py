@@ -13,7 +13,7 @@ NOT_OURS = {"HOME", "PATH", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONHASHSEED", "XDG
             "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_NOSYSTEM", "GIT_TERMINAL_PROMPT", "GITHUB_OUTPUT", "GITHUB_TOKEN",
             "GITHUB_EVENT_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_API_URL", "GITHUB_ACTIONS", "CI", "NO_COLOR", "TERM",
             "GIT_CEILING_DIRECTORIES", "PYTHONPATH", "TMPDIR",
-            "OPENAI_API_KEY", "TIKTOKEN_CACHE_DIR"}  # other tools' variables, which tests set to show promptspec ignores them
+            "OPENAI_API_KEY", "TIKTOKEN_CACHE_DIR", "CODEX_HOME"}  # other tools' variables, which tests set to show promptspec ignores them
 
 
 def test_readme_starts_with_the_two_commands() -> None:

@@ -171,7 +171,8 @@ def test_port_in_use(codex, tmp_path, capsys):
         s.bind(("127.0.0.1", 0))
         s.listen(1)
         port = s.getsockname()[1]
-        err = _run_import(codex, tmp_path / "out", capsys, "--port", str(port), "--model", MODEL)
+        # --no-cache: from the capture cache (the session's earlier imports) no recorder would be needed
+        err = _run_import(codex, tmp_path / "out", capsys, "--port", str(port), "--model", MODEL, "--no-cache")
     assert f"codex {PINNED}" in err and "cannot start" in err
 
 

@@ -8,6 +8,14 @@ Its behaviour comes from `behaviour.json` beside it:
   hang          app-server answers nothing (the import waits)
   instr         the developer text it sends, when not the catalog's (so the
                 import stores it as a file named after the slug)
+  echo          the developer text echoes what a capture depends on (the
+                thread's config and cwd, the turn's overrides, HOME,
+                CODEX_HOME, the value of `tone`, --enable/--disable flags,
+                whether each configured writable root is a folder);
+                a second model m2; approval_policy "untrusted" is refused;
+                each start unpacks a bundled skill into CODEX_HOME and adds a
+                line to `../starts.log` (outside the binary's folder), for
+                the capture pool tests (tests/oracle/)
 It answers `--version`, `debug models` and just enough `app-server` JSON-RPC
 (initialize, thread/start, turn/start) to post one Responses request per turn
 to the URL in its `-c ...base_url=` flag.
@@ -31,6 +39,11 @@ if argv == ["--version"]:
 slug = how.get("slug", "m1")
 models = [{"slug": slug, "display_name": "M", "context_window": 100000, "base_instructions": "You are a test model.\n"}]
 models += [{"slug": f"extra{i}", "display_name": "M", "context_window": 100000, "base_instructions": "x\n"} for i in range(how.get("extra_models", 0))]
+echo = how.get("echo")
+if echo:
+    models.append({**models[0], "slug": "m2"})
+    with open(os.path.join(here, "..", "starts.log"), "a", encoding="utf-8") as log:
+        log.write(" ".join(argv[-2:]) + "\n")
 if argv[-2:] == ["debug", "models"]:
     if how.get("flood_mb"):
         block = "z" * (1 << 20)
@@ -44,6 +57,12 @@ if "app-server" not in argv:
 if how.get("hang"):
     time.sleep(600)
 base = next(a.split("=", 1)[1].strip('"') for a in argv if "promptspec_local.base_url=" in a)
+flags = [a for a in argv if a in ("--enable", "--disable")]
+if echo:
+    skill = os.path.join(os.environ["CODEX_HOME"], "skills", ".system", "demo")
+    os.makedirs(skill, exist_ok=True)
+    with open(os.path.join(skill, "SKILL.md"), "w", encoding="utf-8") as fh:
+        fh.write("# demo\n\nA bundled skill of the stand-in.\n")
 
 
 def reply(msg):
@@ -51,7 +70,7 @@ def reply(msg):
     sys.stdout.flush()
 
 
-threads = 0
+threads = {}
 for raw in sys.stdin:
     msg = json.loads(raw)
     if msg.get("id") is None:
@@ -59,13 +78,27 @@ for raw in sys.stdin:
     if msg["method"] == "initialize":
         reply({"id": msg["id"], "result": {}})
     elif msg["method"] == "thread/start":
-        threads += 1
-        reply({"id": msg["id"], "result": {"thread": {"id": f"thread-{os.getpid()}-{threads}"}}})
+        params = msg.get("params") or {}
+        if echo and (params.get("config") or {}).get("approval_policy") == "untrusted":
+            reply({"id": msg["id"], "error": {"message": "untrusted is not supported"}})
+            continue
+        tid = f"thread-{os.getpid()}-{len(threads) + 1}"
+        threads[tid] = params
+        reply({"id": msg["id"], "result": {"thread": {"id": tid}}})
     elif msg["method"] == "turn/start":
         tid = msg["params"]["threadId"]
         reply({"id": msg["id"], "result": {"turn": {"id": "t-" + tid}}})
-        body = {"model": slug, "input": [
-            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": how.get("instr", "You are a test model.\n")}]},
+        params, started = msg["params"], threads.get(tid, {})
+        text = how.get("instr", "You are a test model.\n")
+        if echo:
+            text = json.dumps({"config": started.get("config"), "cwd": started.get("cwd"), "home": os.environ["HOME"],
+                               "codex_home": os.environ["CODEX_HOME"], "tone": how.get("tone"), "flags": flags,
+                               "turn": {k: v for k, v in params.items() if k not in ("threadId", "input")}, "long": "x" * 300,
+                               "roots": {r: os.path.isdir(r) for r in ((started.get("config") or {}).get("sandbox_workspace_write")
+                                                                       or {}).get("writable_roots", [])}},
+                              sort_keys=True)
+        body = {"model": started.get("model", slug) if echo else slug, "input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]},
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]}],
             "tools": [], "prompt_cache_key": tid, "stream": True}
         req = urllib.request.Request(base + "/responses", data=json.dumps(body).encode(), method="POST",

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from promptspec.oracle import binary, capture, scratch
+from promptspec.oracle import binary, scratch
+from promptspec.oracle.pool.harvest import harvest
 from promptspec.oracle.binary import CodexError
 
 from required import require_program
@@ -32,7 +33,7 @@ def test_machine_wide_codex_configuration_is_refused(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(tempfile, "tempdir", None)
     with pytest.raises(CodexError) as exc:
-        capture.harvest(binary.identify(fake(tmp_path / "bin")), n=1, timeout=30)
+        harvest(binary.identify(fake(tmp_path / "bin")), n=1, timeout=30)
     assert str(etc / name) in exc.value.oneline() and "\n" not in exc.value.oneline()
     assert list((tmp_path / "tmp").iterdir()) == []
 
@@ -49,7 +50,7 @@ def test_a_capture_by_the_real_release_makes_no_network_attempt(codex, tmp_path:
     if probe.returncode != 0:
         # Not a requirement CI can install: the container may forbid ptrace.
         pytest.skip(f"strace cannot trace here: {probe.stderr.decode(errors='replace').strip()[:100]}")
-    h = capture.harvest(binary.identify(wrap), models=["gpt-5.4"], n=1, timeout=60)
+    h = harvest(binary.identify(wrap), models=["gpt-5.4"], n=1, timeout=60, cache=False)
     assert any(c.body for c in h.captures)
     trace = "".join(p.read_text(errors="replace") for p in tmp_path.glob("trace.*"))
     assert "execve" in trace

@@ -219,7 +219,7 @@ def test_the_pinned_body_keys_are_what_codex_sends(codex):
     """codex_release.PINNED_BODY_KEYS (which the site's download is checked
     against) from a live capture of the installed release, not a copy."""
     from promptspec.oracle.binary import identify
-    from promptspec.oracle.capture import harvest
+    from promptspec.oracle.pool.harvest import harvest
     from promptspec.oracle.parts import VOLATILE_BODY
     from promptspec.spec.model import DEFAULT_BODY_ORDER
 

@@ -86,7 +86,25 @@ def spec_choice(args: argparse.Namespace):
 
 def _codex_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=DEFAULT_CODEX_TIMEOUT, metavar="SECONDS", help="the longest one Codex step may take (default 60)")
-    p.add_argument("--port", type=int, default=0, metavar="N", help="the loopback recorder's port (default: any free one)")
+    p.add_argument("--port", type=int, default=0, metavar="N", help="the loopback recorder's port (default: any free one; a fixed port runs one Codex at a time)")
+    p.add_argument("--jobs", type=int, default=0, metavar="N", help="Codex processes capturing at once, each in its own scratch world (default: one per core)")
+    p.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="run Codex for every capture: the capture cache (today's captures of this binary and world) is neither read nor written")
+
+
+def _say_pool(args: argparse.Namespace, stats) -> None:
+    """-v: how many captures the cache gave and how many Codex worlds ran (oracle/pool/)."""
+    if stats is not None and getattr(args, "verbose", False):
+        why = f"; not cached: {stats.not_cached}" if stats.not_cached else ""
+        print(f"promptspec: captures: {stats.from_cache} from the cache, {stats.captured} by Codex in {stats.worlds} scratch"
+              f" world(s){why}", file=sys.stderr)
+
+
+def _check_jobs(args: argparse.Namespace) -> None:
+    from ..errors import UsageError
+
+    if args.jobs < 0:
+        raise UsageError("--jobs must be 0 (one per core) or more")
 
 
 def _world_args(p: argparse.ArgumentParser, prefix: str, default: str = "") -> None:
@@ -327,8 +345,9 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
         raise UsageError("give a Codex checkout folder or --cli PATH (a released Codex CLI), not both")
     if args.cli is None:
         if (args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT or args.cwd or args.codex_home or args.config
-                or args.enable or args.disable or getattr(args, "later_turns", False)):
-            raise UsageError("--model, --port, --timeout, --cwd, --codex-home, -c, --enable, --disable and --later-turns go with --cli")
+                or args.enable or args.disable or getattr(args, "later_turns", False) or args.jobs or not args.cache):
+            raise UsageError("--model, --port, --timeout, --jobs, --no-cache, --cwd, --codex-home, -c, --enable, --disable and"
+                             " --later-turns go with --cli")
         from ..importers.codex_source import CANNOT_KNOW, import_codex
 
         written = import_codex(args.codex_dir, args.out, force=args.force)
@@ -337,15 +356,17 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
         return 0
     from ..importers.codex_cli import import_cli
 
+    _check_jobs(args)
     written, stats = import_cli(args.cli, args.out, force=args.force, models=tuple(args.model or ()),
                                 timeout=args.timeout, port=args.port, world=_world(args),
-                                later_turns=getattr(args, "later_turns", False))
+                                later_turns=getattr(args, "later_turns", False), jobs=args.jobs, cache=args.cache)
     print(f"wrote a spec of Codex {stats['release']} to {written}: {stats['reproduced']} of {stats['compared']}"
           f" captured first requests reproduced ({stats['seconds']:.1f} s)")
     if "threads" in stats:
         print(f"later turns: {stats['threads']} standard threads ({stats['thread_requests']} requests) reproduced")
     for part in stats["not_modelled"]:
         print(f"not modelled: {part}")
+    _say_pool(args, stats.get("pool"))
     return 0
 
 
@@ -361,12 +382,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("--threads must be 0 or more")
     from ..verify.run import RECORDED
 
+    _check_jobs(args)
     world = _world(args)
     report = verify(args.cli, _spec_dir(args), sample=args.sample, timeout=args.timeout, port=args.port, threads=args.threads,
-                    world=RECORDED if world is None else world)
+                    world=RECORDED if world is None else world, jobs=args.jobs, cache=args.cache)
     if args.out is not None:
         write_text(args.out, as_json(report))
     sys.stdout.write(render(report, args.format))
+    _say_pool(args, report.pool)
     return 0 if report.ok else 1
 
 

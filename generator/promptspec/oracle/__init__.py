@@ -5,7 +5,8 @@ record what it sends.
 `scratch` builds the throw-away world it runs in (sentinel HOME, cwd, time zone,
 no caller environment); `recorder` is the loopback stand-in for the Responses
 API; `appserver` speaks JSON-RPC to `codex app-server`; `capture` drives one
-app-server through many configurations; `parts` cuts a request into named
+app-server through many configurations; `pool/` spreads captures over several
+scratch worlds at once, keeps them across runs and takes a release's harvest; `parts` cuts a request into named
 parts and turns sentinels back into placeholders; `compare` finds the first
 differing part; `machine` sees a spec's variants as Codex configurations.
 
@@ -14,7 +15,8 @@ Used by `importers.codex_cli` (which learns a spec from the captures) and by
 """
 
 from .binary import CodexBinary, CodexError, identify
-from .capture import AXES, Capture, Config, Harvest, harvest
+from .capture import AXES, Capture, Config, Harvest
+from .pool.harvest import harvest
 from .compare import Outcome, compare
 
 __all__ = ["AXES", "Capture", "CodexBinary", "CodexError", "Config", "Harvest", "Outcome", "compare", "harvest",

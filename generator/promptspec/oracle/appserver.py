@@ -104,8 +104,10 @@ class AppServer:
             if msg.get("id") == rid:
                 if "error" in msg:
                     text = msg["error"].get("message", "error") if isinstance(msg["error"], dict) else str(msg["error"])
-                    raise CodexError(f"`{method}` was refused: {' '.join(str(text).split())[:300]}", release=self.binary.release,
-                                     hint="this release does not accept that value")
+                    refused = CodexError(f"`{method}` was refused: {' '.join(str(text).split())[:300]}",
+                                         release=self.binary.release, hint="this release does not accept that value")
+                    refused.refusal = True
+                    raise refused
                 return msg.get("result") or {}
             self._pending.append(msg)
 

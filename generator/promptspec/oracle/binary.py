@@ -27,6 +27,9 @@ OLDEST = (0, 125, 0)
 class CodexError(PromptspecError):
     """A problem with the Codex binary or a run of it: one line, exit 2."""
 
+    refusal = False
+    """True when the release answered the request with an error (appserver.py): its answer, not a failure."""
+
     def __init__(self, message: str, release: str | None = None, hint: str | None = None):
         self.release = release
         text = f"codex {release}: {message}" if release else message

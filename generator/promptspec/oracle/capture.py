@@ -12,19 +12,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..errors import escape_controls
-from ..util.atomic import interrupts_as_exceptions
 from .appserver import AppServer
 from .binary import CodexBinary, CodexError
 from .recorder import Recorder, start_recorder
-from .scratch import PROMPT, Scratch, make_scratch, provider_overrides, remove_scratch, run
-
-if TYPE_CHECKING:
-    from .world import World
+from .scratch import PROMPT, Scratch, provider_overrides, run
 
 PERSONALITIES = ("unset", "none", "friendly", "pragmatic")
 MODES = ("unset", "default", "plan")
@@ -70,6 +65,7 @@ class Capture:
     config: Config
     body: dict[str, Any] | None
     refused: str | None = None
+    transient: bool = False  # refused for a reason other than the release's answer (a timeout): never cached
 
 
 @dataclass
@@ -84,6 +80,7 @@ class Harvest:
     world: Any = None  # the user's World (oracle/world.py) the captures ran in; None: the scratch project
     mcp_deferred: dict[str, Any] = field(default_factory=dict)  # per MCP server a release defers: the namespace it loads (oracle/mcp.py)
     mcp_hidden: list[str] = field(default_factory=list)  # MCP servers no captured request shows (code-mode models only)
+    pool: Any = None  # oracle/pool/worlds.py PoolStats: how many came from the cache, how many worlds ran
 
 
 def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:
@@ -167,10 +164,11 @@ def capture(binary: CodexBinary, scratch: Scratch, configs: list[Config], timeou
         rec.stop()
 
 
-THREADS_PER_SERVER = 100
+THREADS_PER_SERVER = 10
 """An app-server keeps every thread it started loaded, and each new one costs a
-little more than the last; a fresh server per hundred keeps the cost flat
-(measured: ~0.5 s to start one, against a growing per-thread cost)."""
+little more than the last; a fresh server every ten keeps the cost flat.
+Measured on 0.125.0 (2026-12-02, Codex CPU seconds for 100 first requests):
+100 per server 18.1, 50: 15.8, 25: 13.1-14.7, 10: 11.6-12.4, 4: 11.8, 2: 12.4."""
 
 
 def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: float) -> Capture:
@@ -178,7 +176,7 @@ def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: 
         started = srv.request("thread/start", {"cwd": str(scratch.cwd), "ephemeral": True, "model": cfg.model,
                                                "config": cfg.codex_config()})
     except CodexError as exc:
-        return Capture(cfg, None, refused=_reason(exc))
+        return Capture(cfg, None, refused=_reason(exc), transient=not exc.refusal)
     tid = started["thread"]["id"]
     params: dict[str, Any] = {"threadId": tid, "input": [{"type": "text", "text": PROMPT}]}
     if cfg.mode != UNSET:
@@ -187,7 +185,7 @@ def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: 
     try:
         turn = srv.request("turn/start", params)
     except CodexError as exc:
-        return Capture(cfg, None, refused=_reason(exc))
+        return Capture(cfg, None, refused=_reason(exc), transient=not exc.refusal)
     # Codex keys its prompt cache by thread: that finds this thread's request even
     # if an earlier turn were still talking to the recorder.
     got = rec.first_with("prompt_cache_key", tid, timeout)
@@ -213,81 +211,6 @@ def _one(srv: AppServer, rec: Recorder, scratch: Scratch, cfg: Config, timeout: 
     return Capture(cfg, body)
 
 
-PROBE_ROOT = "zz-promptspec-probe"
-"""A configured writable root whose path sorts after the scratch cwd: a release
-that sorts the roots lists it last, one that keeps configured roots first lists it first."""
-
-
-def _probe_root_order(binary: CodexBinary, scratch: Scratch, h: Harvest, timeout: float, port: int) -> bool | None:
-    from .parts import parse
-
-    ok = [c.config for c in h.captures if c.body is not None and c.config.sandbox_mode == "workspace-write"]
-    if not ok:
-        return None
-    probe = scratch.base / PROBE_ROOT
-    probe.mkdir(exist_ok=True)
-    base = ok[0]
-    cfg = Config(base.model, base.personality, base.mode, base.sandbox_mode, base.approval_policy,
-                 (("sandbox_workspace_write", json.dumps({"writable_roots": [str(probe)]})),))
-    got = list(capture(binary, scratch, [cfg], timeout, port))
-    if not got or got[0].body is None:
-        return None
-    text = next((t for it in parse(got[0].body).items for n, t in it.parts if n == "permissions"), "")
-    roots = ROOTS.findall(text.rsplit(" The writable root", 1)[-1]) if " The writable root" in text else []
-    if str(probe) not in roots or len(roots) < 2:
-        return None
-    return roots == sorted(roots)
-
-
-ROOTS = re.compile(r"`([^`]*)`")
-
-
 def _reason(exc: CodexError) -> str:
     text = str(exc)
     return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
-
-
-@interrupts_as_exceptions()  # SIGTERM (a CI cancel, `timeout`) still runs the finally that removes the scratch world
-def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = None, timeout: float = 60.0,
-            port: int = 0, world: "World | None" = None) -> Harvest:
-    """Catalog + the first request of every (or `n` sampled) configuration(s) of
-    the catalog's models (or of `models`), in the scratch world or the user's (`world`)."""
-    from .mcp import deferred_definitions
-    from .world import check_mcp
-
-    scratch = make_scratch(world=world)
-    try:
-        catalog = debug_models(binary, scratch, timeout)
-        known = [m["slug"] for m in catalog["models"]]
-        wanted = list(models)
-        for slug in wanted:
-            if slug not in known:
-                raise CodexError(f"the catalog has no model {slug!r}", release=binary.release,
-                                 hint=f"known: {', '.join(known)}")
-        warm = [Config(wanted[0] if wanted else known[0])]
-        warmed = list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
-        check_mcp(world, [c.body for c in warmed], binary.release)  # fails fast where the first model shows MCP tools
-        configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
-        configs = sample(configs, n)
-        if len(configs) > MAX_CONFIGS:
-            raise CodexError(f"{len(configs)} configurations to capture (at most {MAX_CONFIGS})", release=binary.release,
-                             hint="pick models with --model")
-        h = Harvest(binary.release, {**scratch.values(), **(world.text_values() if world else {})}, catalog,
-                    commands=["codex --version", "codex debug models",
-                              "codex app-server (thread/start config={model, personality?, sandbox_mode, approval_policy};"
-                              " turn/start collaborationMode?)"])
-        h.captures = list(capture(binary, scratch, configs, timeout, port))
-        h.models = wanted
-        h.world = world
-        firsts: dict[str, Any] = {}  # one body per model tells which MCP servers it names
-        for c in h.captures:
-            if c.body is not None:
-                firsts.setdefault(c.config.model, c.body)
-        h.mcp_deferred = deferred_definitions(binary, scratch, world, list(firsts.items()), timeout, port)
-        h.mcp_hidden = check_mcp(world, [c.body for c in h.captures], binary.release)
-        h.roots_sorted = _probe_root_order(binary, scratch, h, timeout, port)
-        if scratch.values()["current_date"] != h.sentinels["current_date"]:
-            raise CodexError("the date changed during the run", release=binary.release, hint="rerun")
-        return h
-    finally:
-        remove_scratch(scratch)

@@ -20,7 +20,7 @@ from ..oracle import binary as _binary
 from ..oracle import capture as _harvest
 from ..oracle.compare import Outcome, compare
 from ..oracle.machine import configs_of, models_tools, spec_for_machine
-from ..oracle.scratch import PROMPT, make_scratch, remove_scratch
+from ..oracle.scratch import PROMPT
 
 
 COVERED = ("the instructions field", "every input message, content part by content part, and every other input item",
@@ -54,6 +54,8 @@ class Report:
     """The user's world Codex ran in (oracle/world.py World.record); empty: the scratch project."""
     threads_gate: bool = False
     """Whether the threads count for `ok`: the spec says what later turns send (`turns:`)."""
+    pool: Any = None
+    """oracle/pool/worlds.py PoolStats: captures from the cache, worlds Codex ran in (not part of the stored report)."""
 
     @property
     def compared(self) -> int:
@@ -96,12 +98,15 @@ RECORDED = object()
 
 
 def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, timeout: float = 60.0,
-           port: int = 0, threads: int = 0, world: Any = RECORDED) -> Report:
+           port: int = 0, threads: int = 0, world: Any = RECORDED, jobs: int = 0, cache: bool = True) -> Report:
     """The first request of `sample` variants (all by default), and the
     standard threads (oracle/thread.py) of the first `threads` of them.
     Codex runs in `world` (oracle/world.py): by default the one the spec was
     imported in (its provenance.json), so a spec of the user's own project
-    and config is compared there; None: the scratch project."""
+    and config is compared there; None: the scratch project.  In up to `jobs`
+    Codex worlds at once, through the capture cache (oracle/pool/: what the
+    import captured of the same binary and world today is not captured again)."""
+    from ..oracle.pool import CapturePool
     from ..oracle.world import check_mcp
     from ..spec import load_spec
 
@@ -117,16 +122,15 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
         world = recorded_world_of(Path(spec_dir))
     report = Report(codex.release, str(spec_dir), _dt.date.today().isoformat(), matrix_size=len(pairs),
                     world=world.record() if world is not None else {})
-    scratch = make_scratch(world=world)
-    try:
-        warmed = list(_harvest.capture(codex, scratch, [chosen[0]], timeout, port))  # settle skills and project trust, as the import did
+    with CapturePool(codex, world, timeout, port, jobs, cache) as pool:
+        warmed = pool.warm(chosen[0])  # settle skills and project trust, as the import did
         hidden = check_mcp(world, [c.body for c in warmed], codex.release)
-        machine = spec_for_machine(spec, scratch.values())
+        machine = spec_for_machine(spec, pool.scratch.values())
         from ..assemble import Assembler, responses_payload
 
         asm = Assembler(machine)
         not_modelled: list[str] = [f"MCP server {n}'s tools (the compared model keeps them behind its exec tool)" for n in hidden]
-        for cap in _harvest.capture(codex, scratch, chosen, timeout, port):
+        for cap in pool.first_requests(chosen):
             v = by_config[cap.config]
             if cap.refused:
                 said = f"Codex {codex.release} refused it: {cap.refused}"
@@ -146,12 +150,11 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
             # The standard threads switch into a subfolder they create: never in the user's own project.
             not_modelled.append("later turns (the standard threads would write into the --cwd project, so they are not run there)")
         elif threads:
-            _verify_threads(report, codex, scratch, machine, spec, [c for c in chosen][:threads], by_config, timeout, port)
+            _verify_threads(report, pool, machine, spec, [c for c in chosen][:threads], by_config)
             if not spec.turns.defined:
                 not_modelled.append("later turns (the spec has no turns:, so its threads do not gate)")
         report.not_modelled = not_modelled
-    finally:
-        remove_scratch(scratch)
+        report.pool = pool.stats
     report.seconds = time.monotonic() - t0
     return report
 
@@ -173,15 +176,15 @@ def recorded_world_of(spec_dir: Path) -> Any:
     return recorded_world(record.get("world") if isinstance(record, dict) else None, str(path))
 
 
-def _verify_threads(report: Report, codex: Any, scratch: Any, machine: Any, spec: Any, configs: list[Any],
-                    by_config: dict[Any, Any], timeout: float, port: int) -> None:
+def _verify_threads(report: Report, pool: Any, machine: Any, spec: Any, configs: list[Any], by_config: dict[Any, Any]) -> None:
     from ..oracle import thread as _thread
     from ..oracle.thread_compare import compare_thread
 
-    catalog = _harvest.debug_models(codex, scratch, timeout)
-    skill = _thread.bundled_skill(scratch)
-    for cfg in configs:
-        threads = _thread.standard_threads(cfg, catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
-        for cap in _thread.capture_threads(codex, scratch, threads, timeout, port):
-            report.threads.append(compare_thread(machine, by_config[cfg], cap, models_tools(spec)))
+    catalog = pool.catalog()
+    skill = pool.bundled_skill()
+    cwd = str(pool.scratch.cwd)
+    every = [(cfg, t) for cfg in configs
+             for t in _thread.standard_threads(cfg, catalog, skill, cwd, models_in=[m.slug for m in spec.models])]
+    for (cfg, _), cap in zip(every, pool.threads([t for _, t in every])):
+        report.threads.append(compare_thread(machine, by_config[cfg], cap, models_tools(spec)))
     report.threads_gate = bool(spec.turns.defined)

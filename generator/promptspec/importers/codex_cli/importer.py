@@ -16,6 +16,7 @@ from ...util.atomic import replace_tree
 from ...errors import SpecError
 from ...oracle import binary as _binary
 from ...oracle import capture as _harvest
+from ...oracle.pool.harvest import harvest
 from ...oracle.binary import CodexError
 from ...oracle.world import World
 from ..output import checked_files, not_an_import
@@ -77,16 +78,18 @@ def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None
 
 def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tuple[str, ...] = (),
                timeout: float = 60.0, port: int = 0, world: World | None = None,
-               later_turns: bool = False) -> tuple[Path, dict]:
+               later_turns: bool = False, jobs: int = 0, cache: bool = True) -> tuple[Path, dict]:
     """Write a spec of the release at `cli` into `out`; returns the folder and figures.
     With a `world` (oracle/world.py) Codex runs in the user's project, with
     their Codex home's config and their flags; `later_turns` also learns the
-    standard threads' later requests (importers/codex_cli/later_turns.py)."""
+    standard threads' later requests (importers/codex_cli/later_turns.py).
+    Captures run in up to `jobs` Codex worlds at once (0: one per core) and
+    come from the capture cache where it holds them (oracle/pool/)."""
     out = Path(out).expanduser()
     codex = _binary.identify(cli)
     _check_out(out, force)
     t0 = time.monotonic()
-    h = _harvest.harvest(codex, models=models, timeout=timeout, port=port, world=world)
+    h = harvest(codex, models=models, timeout=timeout, port=port, world=world, jobs=jobs, cache=cache)
     try:
         built: Built = build(h)
     except ImportProblem as exc:
@@ -95,7 +98,7 @@ def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tu
     _check_writes(out, built.files)
     parent = out.absolute().parent
     created = [p for p in (parent, *parent.parents) if not p.exists()]
-    stats: dict = {"release": codex.release, "captured": len(h.captures), "not_modelled": built.not_modelled}
+    stats: dict = {"release": codex.release, "captured": len(h.captures), "not_modelled": built.not_modelled, "pool": h.pool}
     try:
         with replace_tree(out) as staging:
             for rel, content in built.files.items():
@@ -111,7 +114,7 @@ def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tu
                 from .later_turns import import_later_turns
 
                 try:
-                    stats.update(import_later_turns(staging, codex, timeout, port))
+                    stats.update(import_later_turns(staging, codex, timeout, port, jobs, cache))
                 except ImportProblem as exc:
                     raise CodexError(f"later turns: {exc}", release=codex.release, hint="report the release; no spec was written") from None
     except BaseException:

@@ -469,22 +469,21 @@ def turns_yaml(learned: Learned) -> str:
         {"turns": learned.turns}, sort_keys=False, allow_unicode=True, width=1000)
 
 
-def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> dict[str, Any]:
+def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs: int = 0, cache: bool = True) -> dict[str, Any]:
     """Capture the standard threads in a fresh scratch world, learn them into
     the staged spec, and check that it reproduces every request of every
     thread; the figures, or an ImportProblem (the caller then writes nothing)."""
     from ...assemble.builder import Assembler
     from ...assemble.conversation import request_after
-    from ...oracle import capture as _harvest
     from ...oracle import thread as _thread
     from ...oracle.machine import configs_of, models_tools, spec_for_machine
-    from ...oracle.scratch import make_scratch, remove_scratch
+    from ...oracle.pool import CapturePool
     from ...oracle.thread_compare import compare_thread
     from ...spec import load_spec
     from ...spec.readers.scripts import parse_script
 
-    scratch = make_scratch()
-    try:
+    with CapturePool(codex, None, timeout, port, jobs, cache) as pool:
+        scratch = pool.scratch
         spec = load_spec(staging)
         pairs = configs_of(spec)
 
@@ -495,8 +494,8 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
         # Learned from a start with a mode set (a switch re-sends what depends on the
         # mode too), checked from both starts.
         starts = [p for p in (start("default"), start("unset")) if p is not None] or pairs[:1]
-        catalog = _harvest.debug_models(codex, scratch, timeout)
-        list(_harvest.capture(codex, scratch, [starts[0][1]], timeout, port))  # skills unpacked, project trusted
+        catalog = pool.catalog()
+        pool.warm(starts[0][1])  # skills unpacked, project trusted
         skill = _thread.bundled_skill(scratch)
         skills = {}
         if skill:
@@ -511,7 +510,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
         captured = []
         for variant, cfg in starts:
             threads = _thread.standard_threads(cfg, catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
-            caps = {c.thread.name: c for c in _thread.capture_threads(codex, scratch, threads, timeout, port)}
+            caps = {c.thread.name: c for c in pool.threads(threads)}
             captured.append((variant, caps))
         variant, caps = captured[0]
         scripts = {name: parse_script(script_steps(c.thread), name) for name, c in caps.items()}
@@ -550,5 +549,3 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
                                 f" (first: {r.thread} from {r.variant}, request {r.request}: {r.part})")
         return {"threads": len(results), "thread_requests": sum(r.requests for r in results),
                 "from": [v.id for v, _ in captured]}
-    finally:
-        remove_scratch(scratch)

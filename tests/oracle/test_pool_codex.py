@@ -1,0 +1,71 @@
+"""The capture pool and cache with the real release (tests/codex_release.py):
+captures made in several worlds at once are the serial ones, and an import
+and a verify from the cache write what the serial, uncached ones write."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from codex_release import IMPORTED_MODEL
+from promptspec.oracle.binary import identify
+from promptspec.oracle.capture import full_matrix, sample
+from promptspec.oracle.parts import parse
+from promptspec.oracle.pool import CapturePool
+
+pytestmark = pytest.mark.slow
+
+
+def _parsed(caps, base: str):
+    out = []
+    for c in caps:
+        body = None if c.body is None else json.loads(json.dumps(c.body).replace(base, "/BASE"))
+        out.append((c.config, None if body is None else parse(body), c.refused))
+    return out
+
+
+def test_captures_in_two_worlds_are_the_serial_ones(codex, tmp_path):
+    binary = identify(codex)
+    seen = {}
+    for jobs in (1, 2):
+        with CapturePool(binary, None, jobs=jobs, cache=False) as p:
+            configs = sample([c for c in full_matrix(p.catalog()) if c.model == IMPORTED_MODEL], 48)
+            p.warm(configs[0])
+            caps = p.first_requests(configs)
+            seen[jobs] = (_parsed(caps, str(p.scratch.base)), p.stats.worlds)
+    assert seen[1][1] == 1 and seen[2][1] == 2
+    assert seen[2][0] == seen[1][0] and sum(c[1] is not None for c in seen[1][0]) > 40
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_import_and_verify_from_the_cache_write_what_serial_uncached_runs_write(codex, tmp_path, monkeypatch):
+    from promptspec.importers.codex_cli import import_cli
+    from promptspec.verify import verify
+    from promptspec.verify.report import as_json
+
+    monkeypatch.setenv("PROMPTSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    models = (IMPORTED_MODEL,)
+    serial, _ = import_cli(codex, tmp_path / "serial", models=models, jobs=1, cache=False)
+    cold, cold_stats = import_cli(codex, tmp_path / "cold", models=models, jobs=2)
+    warm, warm_stats = import_cli(codex, tmp_path / "warm", models=models, jobs=2)
+    assert cold_stats["pool"].captured > 0 and warm_stats["pool"].captured == 0
+    assert _tree(serial) == _tree(cold) == _tree(warm)
+
+    def report(spec: Path, **kw) -> tuple[str, object]:
+        r = verify(codex, spec, threads=1, **kw)
+        data = json.loads(as_json(r))
+        data.pop("spec")  # a thread's diff text names the scratch folder of its run, cached or not:
+        return re.sub(r"/promptspec-codex-\w{8}", "/SCRATCH", json.dumps(data, sort_keys=True)), r.pool
+
+    uncached, _ = report(serial, jobs=1, cache=False)
+    cached, stats = report(cold)
+    assert stats.captured > 0  # the thread captures were not in the import's cache...
+    again, stats = report(warm)
+    assert stats.captured == 0  # ...and are now
+    assert uncached == cached == again and '"identical": 144' in cached
