@@ -26,6 +26,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 HOLDER = ".promptspec-previous"
 """The hidden folder the site's folders wait in while MkDocs cleans."""
@@ -89,35 +90,37 @@ def put_back(aside: SetAside) -> None:
     _remove(holder)
 
 
-def sweep(aside: SetAside) -> int:
+def sweep(aside: SetAside, keep: Iterable[str] = ()) -> int:
     """Removes, in the folders put back, every file the build did not write
-    and every folder left empty; returns how many entries went."""
+    nor `keep` names (its outputs left as they were: served_pages), and every
+    folder left empty; returns how many entries went."""
     put_back(aside)
     removed = 0
+    kept = {os.path.abspath(p) for p in keep}
     for name in aside.moved:
         top = aside.site_dir / name
         if top.is_dir() and not top.is_symlink():
-            removed += _sweep_dir(top, aside.since_ns)
+            removed += _sweep_dir(top, aside.since_ns, kept)
             if _empty(top):
                 top.rmdir()
                 removed += 1
     return removed
 
 
-def _sweep_dir(folder: Path, since_ns: int) -> int:
+def _sweep_dir(folder: Path, since_ns: int, kept: set[str]) -> int:
     """How many entries (files and folders) went."""
     removed = 0
     with os.scandir(folder) as entries:
         listed = list(entries)
     for entry in listed:
         if entry.is_dir(follow_symlinks=False):
-            inner = _sweep_dir(Path(entry.path), since_ns)
+            inner = _sweep_dir(Path(entry.path), since_ns, kept)
             removed += inner
             # A folder the sweep emptied, or an old empty one; a new empty one is kept.
             if _empty(entry.path) and (inner or entry.stat(follow_symlinks=False).st_ctime_ns < since_ns):
                 os.rmdir(entry.path)
                 removed += 1
-        elif entry.stat(follow_symlinks=False).st_ctime_ns < since_ns:
+        elif entry.stat(follow_symlinks=False).st_ctime_ns < since_ns and entry.path not in kept:
             os.unlink(entry.path)
             removed += 1
     return removed
