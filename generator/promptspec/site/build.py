@@ -45,6 +45,7 @@ from ..pipeline import Result
 from . import (
     axis_pages,
     explorer,
+    fast_pages,
     fragment_pages,
     history_pages,
     matrix_page,
@@ -143,7 +144,7 @@ class PageCache:
     def __init__(self, keep: bool = True) -> None:
         self.keep = keep
         self._layout: Any = None
-        self._parts: dict[Any, tuple[Any, Any, tuple[str, str], int]] = {}
+        self._parts: dict[Any, tuple[Any, Any, bytes, int]] = {}  # variant -> (request, measure, packed parts, serial)
         self._json: dict[Any, tuple[Any, int]] = {}  # variant -> (request, serial)
         self._dynamic: dict[Any, tuple[str, ...]] = {}  # this build's variant.dynamic_parts
         self._explorer: tuple[Any, str] | None = None
@@ -168,10 +169,11 @@ class PageCache:
         req, m = idx.request[v], idx.measure[v]
         hit = self._parts.get(v)
         if hit is not None and hit[0] is req and hit[1] is m:
-            return hit[2], hit[3]
+            top, rest = fast_pages.unpack(hit[2])
+            return (top, rest), hit[3]
         parts, serial = site_variant.static_parts(idx, v), next(self._serials)
-        if self.keep:
-            self._parts[v] = (req, m, parts, serial)
+        if self.keep:  # compressed: a few KB a variant for a whole serve session
+            self._parts[v] = (req, m, fast_pages.pack(parts), serial)
         self.made += 1
         return parts, serial
 
@@ -191,7 +193,9 @@ class PageCache:
 
     def page_key(self, idx: SiteIndex, v: Any) -> tuple[int, bytes]:
         """Equal in two builds only if the variant's page is the same text."""
-        serial = self._entry(idx, v)[1]
+        req, m = idx.request[v], idx.measure[v]
+        hit = self._parts.get(v)
+        serial = hit[3] if hit is not None and hit[0] is req and hit[1] is m else self._entry(idx, v)[1]
         dynamic = "\0".join(self._dynamic_parts(idx, v)).encode("utf-8")
         return serial, hashlib.blake2b(dynamic, digest_size=16).digest()
 

@@ -427,7 +427,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         Rewritten relative to the site's root folder, where 404.html is.
         Under serve, what the rebuild did not write, nor left as it was
         (served_pages), goes (served_output)."""
-        self.fast.finish()
+        self.fast.finish(kept=self.unchanged.left_out)
         files = self.unchanged.files
         order = Files.documentation_pages(files, inclusion=InclusionLevel.is_in_serve) if files is not None else ()
         keep = self.unchanged.finish(_search_entries(config), order)
