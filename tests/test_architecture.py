@@ -31,6 +31,29 @@ RANK = {
     "__main__": 10,
 }
 MAX_LINES = 600  # the aim is ~500; past this a module holds more than one job
+MAX_MODULES = 15  # per folder; past this a folder holds several jobs and gets sub-packages
+
+# Inside a stage the same rule holds between its parts: a sub-package, or a
+# module at the top of the stage, may import parts of a lower rank (and
+# itself), never one of an equal or higher rank.  "*" ranks the top-level
+# modules of a stage that are not listed; a stage's __init__.py re-exports
+# and is not ranked.
+LAYERS = {
+    "site": {
+        "explorer": 0,  # its data file name is read by the index
+        "index": 1,  # the page index every page kind shares
+        "html": 2,  # markup, page parts, diagrams
+        "pages": 3,  # one module per page kind
+        "select": 4,
+        "base": 4,
+        "build": 5,  # pages from a pipeline Result
+        "serve": 6,  # MkDocs glue and serve speed-ups
+        "output": 6,  # build --out, site init, examples
+        "plugin": 7,
+    },
+    "review": {"*": 0, "history": 1},
+    "spec": {"*": 0, "readers": 1},
+}
 
 
 def _stage(parts: tuple[str, ...]) -> str:
@@ -92,6 +115,67 @@ def test_every_stage_package_says_what_it_holds() -> None:
 def test_no_module_holds_several_jobs() -> None:
     long = {str(p.relative_to(PKG)): n for p in _modules() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def test_no_folder_holds_several_jobs() -> None:
+    folders: dict[str, int] = {}
+    for p in _modules():
+        key = str(p.parent.relative_to(PKG)) or "."
+        folders[key] = folders.get(key, 0) + 1
+    assert {k: n for k, n in folders.items() if n > MAX_MODULES} == {}
+
+
+def _layer(name: str) -> tuple[str, str] | None:
+    """(stage, part) of a dotted module name inside the package, for stages
+    with LAYERS; None for a stage's own __init__ or an unlayered stage.  The
+    top-level modules a stage does not list are one part, "*"."""
+    parts = name.split(".")
+    if parts[0] not in LAYERS or len(parts) < 2 or parts[1] == "__init__":
+        return None
+    if len(parts) == 2 and parts[1] not in LAYERS[parts[0]]:
+        return parts[0], "*"
+    return parts[0], parts[1]
+
+
+def _rank(stage: str, part: str) -> int | None:
+    """A listed part's rank; None for a part LAYERS does not list (an
+    unlisted sub-package, or top-level modules in a stage without "*")."""
+    return LAYERS[stage].get(part)
+
+
+def _sideways(graph: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for name, targets in sorted(graph.items()):
+        here = _layer(name)
+        if here is None:
+            continue
+        for target in sorted(targets):
+            there = _layer(target) if target.split(".")[0] == here[0] else None
+            if there is None or there[1] == here[1]:
+                continue
+            a, b = _rank(*here), _rank(*there)
+            if a is None or b is None or b >= a:
+                wrong.append(f"{name} imports {target}")
+    return wrong
+
+
+def test_parts_of_a_stage_import_downwards() -> None:
+    assert _sideways(_module_graph(_package_sources())) == []
+
+
+def test_every_part_of_a_layered_stage_is_ranked() -> None:
+    parts = {_layer(n) for n in _package_sources()} - {None}
+    assert sorted(f"{s}/{p}" for s, p in parts if _rank(s, p) is None) == []
+
+
+def test_the_layer_checker_sees_an_upward_import() -> None:
+    graph = {
+        "site.html.markup": {"site.pages.summary", "site.index"},
+        "site.pages.summary": {"site.html.markup", "site.pages.variant"},
+        "review.diff": {"review.history.compare", "review.lockfile"},
+        "review.__init__": {"review.history.compare"},
+    }
+    assert _sideways(graph) == ["review.diff imports review.history.compare", "site.html.markup imports site.pages.summary"]
 
 
 def test_the_checker_sees_a_wrong_way_import() -> None:

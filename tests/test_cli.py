@@ -18,7 +18,7 @@ import pytest
 from promptspec.assemble.builder import Assembler
 from promptspec.assemble.matrix import find_variant, matrix
 from promptspec.cli import build_parser, default_spec, main
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 from codex_release import PINNED_BODY_KEYS
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -26,7 +26,7 @@ from .measure.counter import TokenCounter
 from .measure.figures import Measure, measure_all
 from .render.renderer import renderer_for
 from .spec.files import file_digest
-from .spec.load import load_spec
+from .spec.readers.load import load_spec
 from .spec.model import Spec
 
 

@@ -13,7 +13,7 @@ from promptspec.assemble.builder import Assembler, assemble, base_instructions
 from promptspec.assemble.request import Variant
 from promptspec.assemble.matrix import find_variant, matrix
 from promptspec.errors import SpecError, UsageError
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 
 
 def frag(slot: str, text: str, *, role: str = "developer", start: str = "", end: str = "", **extra):

@@ -19,8 +19,8 @@ from promptspec.assemble.conversation import conversation
 from promptspec.assemble.export import message_item, responses_payload
 from promptspec.assemble.matrix import find_variant
 from promptspec.cli import main
-from promptspec.spec.load import load_spec
-from promptspec.spec.scripts import parse_script
+from promptspec.spec.readers.load import load_spec
+from promptspec.spec.readers.scripts import parse_script
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "templates"
@@ -307,7 +307,7 @@ def test_a_bare_list_in_json_works_and_a_missing_file_is_one_line(tmp_path, caps
 
 
 def test_the_embedded_conversations_load_and_every_step_sends_a_request(spec):
-    from promptspec.spec.scripts import read_script
+    from promptspec.spec.readers.scripts import read_script
 
     names = [n for n, _ in spec.conversations]
     assert names == ["mode-switch", "model-switch", "long-session"]

@@ -35,7 +35,7 @@ from promptspec.assemble.builder import Assembler
 from promptspec.assemble.matrix import matrix
 from promptspec.errors import SpecError
 from promptspec.spec.model import NAME_RE
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 from promptspec.render.codex import CODEX_PLACEHOLDER
 
 from conftest import write_spec
@@ -183,7 +183,7 @@ def test_any_yaml_scalar_in_the_scenario_loads_or_fails_cleanly(scalar: str, key
 # ---------------------------------------------------------------------------
 # The site's escaping helpers
 
-from promptspec.site import markup as site_markup  # noqa: E402 - a missing module is an error, not a skip
+from promptspec.site.html import markup as site_markup  # noqa: E402 - a missing module is an error, not a skip
 
 
 _REFERENCE = re.compile(r"&(?:#[xX]([0-9a-fA-F]+)|#([0-9]+)|([A-Za-z][A-Za-z0-9]*));")
@@ -232,7 +232,7 @@ RENDER_ALL = textwrap.dedent(
     import contextlib, io, sys
     from promptspec import cli
     from promptspec.assemble.matrix import matrix
-    from promptspec.spec.load import load_spec
+    from promptspec.spec.readers.load import load_spec
 
     out = sys.stdout.buffer
     for v in matrix(load_spec(cli.default_spec())):

@@ -17,7 +17,7 @@ import pytest
 from promptspec import cli, pipeline
 from promptspec.authoring import lint
 from promptspec.errors import SpecError
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 from promptspec.measure.counter import TokenCounter
 
 from _helpers import cli_process, subprocess_env

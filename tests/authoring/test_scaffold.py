@@ -11,7 +11,7 @@ import pytest
 from promptspec import cli, pipeline
 from promptspec.authoring import lint
 from promptspec.authoring.scaffold import add_mapping_entry
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 from promptspec.measure.counter import TokenCounter
 
 ROOT = Path(__file__).resolve().parents[2]

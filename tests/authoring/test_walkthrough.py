@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from promptspec import cli, pipeline
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 from promptspec.measure.counter import TokenCounter
 
 ROOT = Path(__file__).resolve().parents[2]

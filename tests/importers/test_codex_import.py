@@ -23,7 +23,7 @@ from promptspec.assemble.matrix import matrix
 from promptspec.cli import main
 from promptspec.importers.codex_source import import_codex
 from promptspec.errors import SpecError
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 
 from required import needs
 

@@ -31,8 +31,8 @@ import yaml
 import promptspec
 from promptspec.render import codex
 from promptspec.errors import SpecError
-from promptspec.spec.sources import load_yaml
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.sources import load_yaml
+from promptspec.spec.readers.load import load_spec
 from promptspec.spec.limits import Limits
 from promptspec.render.renderer import Renderer
 from promptspec.spec.files import SpecFS, read_text_file

@@ -30,8 +30,8 @@ from promptspec.pipeline import run
 from promptspec.review import lockfile
 from promptspec.review.check_output import check_output
 from promptspec.review.gitspec import digest_tree
-from promptspec.site import changes as site_changes
-from promptspec.spec.load import load_spec
+from promptspec.site.pages import changes as site_changes
+from promptspec.spec.readers.load import load_spec
 
 from _helpers import TEMPLATES, commit, git
 

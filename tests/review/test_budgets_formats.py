@@ -18,8 +18,8 @@ from promptspec.review import reach, worddiff
 from promptspec.review.budgets import result_breaches
 from promptspec.review.pair import compare_variants
 from promptspec.site.index import SiteIndex
-from promptspec.site.matrix_page import matrix_page
-from promptspec.spec.load import load_spec
+from promptspec.site.pages.matrix_page import matrix_page
+from promptspec.spec.readers.load import load_spec
 from promptspec.util import annotations
 
 from _helpers import TEMPLATES

@@ -21,10 +21,12 @@ from promptspec.cli import main
 from promptspec.errors import UsageError
 from promptspec.measure.counter import TokenCounter
 from promptspec.measure.encodings import encoding_for_model
-from promptspec.review import gitspec, history, lockfile, reach, releases, sides
+from promptspec.review import gitspec, lockfile, reach, sides
+from promptspec.review.history import compare as history
+from promptspec.review.history import releases
 from promptspec.review.lockfile import INSTRUCTIONS
-from promptspec.review.releases import Part, Release, VariantSnap
-from promptspec.spec.load import load_spec
+from promptspec.review.history.releases import Part, Release, VariantSnap
+from promptspec.spec.readers.load import load_spec
 
 from _helpers import TEMPLATES
 from history_repo import REALTIME_LINE, SHELL_SENTENCE, make_repo
@@ -77,7 +79,8 @@ def cli(capsys, cache: Path, *argv: str) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def data(repo: Path, cache: Path) -> dict:
     # Not through capsys (module scope): call the formatter on the same series the CLI reads.
-    from promptspec.review import history_report, series
+    from promptspec.review.history import report as history_report
+    from promptspec.review.history import series
 
     rels = series.load_series(sides.parse_sides(["v1", "v2,label=two", "v3,date=2026-07-01"]), spec_dir=repo, counter=TokenCounter(cache))
     return json.loads(history_report.to_json(history.build_history(rels)))
@@ -282,7 +285,7 @@ def test_values_that_come_and_go_and_refused_values_are_listed() -> None:
     [ax] = step.axes
     assert (ax.added, ax.removed) == (("never",), ("untrusted",))
     assert ax.refused == (("untrusted", 'approval_policy = "untrusted" is no longer supported'),)
-    from promptspec.review.history_report import axis_lines
+    from promptspec.review.history.report import axis_lines
 
     lines = axis_lines(step)
     assert "approval_policy: never added in 0.150.0" in lines
@@ -318,7 +321,9 @@ def test_reach_summaries_use_axis_rules_and_ids_only_as_a_fallback() -> None:
 
 def test_revisions_are_kept_on_disk_and_a_damaged_copy_is_ignored(repo: Path, tmp_path: Path, monkeypatch) -> None:
     from promptspec import pipeline
-    from promptspec.review import history_report, release_cache, series
+    from promptspec.review.history import report as history_report
+    from promptspec.review.history import release_cache
+    from promptspec.review.history import series
 
     runs = []
     real_run = pipeline.run
@@ -400,7 +405,8 @@ def test_a_release_knows_which_section_carries_the_base_instructions(tmp_path: P
 
 
 def test_a_cache_folder_inside_the_repository_is_not_used_for_releases(repo: Path) -> None:
-    from promptspec.review import release_cache, series
+    from promptspec.review.history import release_cache
+    from promptspec.review.history import series
 
     inside = repo.parent / ".cache-in-repo"
     series.load_series(sides.parse_sides(["v1", "v2"]), spec_dir=repo, counter=TokenCounter(inside))
@@ -422,7 +428,7 @@ def test_sections_over_budget_and_compaction_crossings_are_reported() -> None:
     [over] = step.over_budget
     assert (over.fragment, over.max_tokens, over.variants, over.new) == ("big", 2500, 1, True)
     assert [d.id for d in step.headroom_crossings()] == ["m/default/default"]
-    from promptspec.review.history_report import to_text
+    from promptspec.review.history.report import to_text
 
     text = to_text(history.History((a, b), (step,)))
     assert "over budget: big up to 2500 tokens > 2000 in 1 variants (new)" in text
@@ -451,7 +457,8 @@ def test_markdown_fits_a_comment(repo: Path, cache: Path, capsys) -> None:
     release table, then every step's summary (its counts alone where it does
     not fit), then diffs, and a note naming what was cut; uncut, the same
     text as without a cap."""
-    from promptspec.review import history_report, series
+    from promptspec.review.history import report as history_report
+    from promptspec.review.history import series
     from promptspec.review.report import MIN_MARKDOWN_CHARS
 
     hist = history.build_history(series.load_series(sides.parse_sides(["v1", "v2", "v3"]), spec_dir=repo, counter=TokenCounter(cache)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from promptspec.errors import UsageError
-from promptspec.review import series
+from promptspec.review.history import series
 from promptspec.review.gitspec import side_kind
 from promptspec.review.sides import parse_side, parse_sides
 

@@ -27,7 +27,7 @@ from promptspec.assemble.builder import Assembler
 from promptspec.assemble.matrix import matrix
 from promptspec.cli import main
 from promptspec.pipeline import run
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 from promptspec.measure.counter import TokenCounter
 from promptspec.measure.encodings import encoding_for_model
 

@@ -13,7 +13,7 @@ import pytest
 
 from _attack import cli, git, one_error_line, repo_with_spec, run_main, small_spec
 from promptspec.errors import SpecError
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 
 TOKEN = "AUTHORIZATION: basic FAKE-TOKEN"
 

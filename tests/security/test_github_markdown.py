@@ -148,7 +148,7 @@ def test_lint_finds_invisible_characters_written_as_escapes(tmp_path: Path, caps
 
 
 def test_the_site_shows_invisible_characters() -> None:
-    from promptspec.site.markup import h, pre
+    from promptspec.site.html.markup import h, pre
 
     page = pre("Be concise." + _smuggled("Hi") + "\u200b") + h("\u2066name\u2069")
     assert not _INVISIBLE.search(page)

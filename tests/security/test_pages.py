@@ -13,7 +13,7 @@ import pytest
 
 from _attack import cli, one_error_line, run_main, small_spec
 from required import require_module
-from promptspec.spec.load import load_spec
+from promptspec.spec.readers.load import load_spec
 
 
 def _models(n: int) -> list[dict]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jinja2
 
-from promptspec.site.compiled_templates import ServeTemplates
+from promptspec.site.serve.compiled_templates import ServeTemplates
 
 
 class _Counting(jinja2.Environment):

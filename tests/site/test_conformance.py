@@ -12,7 +12,7 @@ from promptspec import pipeline
 from promptspec.errors import SpecError
 from promptspec.measure.counter import TokenCounter
 from promptspec.site import build as site
-from promptspec.site import conformance
+from promptspec.site.pages import conformance
 
 from _helpers import TEMPLATES, build_ok, mkdocs_config
 

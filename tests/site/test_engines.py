@@ -23,7 +23,7 @@ import yaml
 from promptspec import pipeline
 from promptspec.cli import main
 from promptspec.measure.counter import TokenCounter
-from promptspec.site import out_folder
+from promptspec.site.output import out_folder
 from promptspec.site.build import MARKER_FILE
 
 from _helpers import MKDOCS_YML, REPO, TEMPLATES, mkdocs_build, mkdocs_config, run_cli, subprocess_env

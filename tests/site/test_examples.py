@@ -14,7 +14,7 @@ import pytest
 
 from promptspec import pipeline
 from promptspec.errors import SpecError
-from promptspec.site.examples import expand_examples
+from promptspec.site.output.examples import expand_examples
 from promptspec.measure.counter import TokenCounter
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from promptspec import pipeline
-from promptspec.site import fast_pages
+from promptspec.site.serve import fast_pages
 from promptspec.site.build import PageCache, build_site
 
 from _helpers import TEMPLATES, break_spec, mkdocs_build, mkdocs_config, mkdocs_serve, poll, subprocess_env
@@ -227,7 +227,7 @@ def test_packed_blocks_give_the_same_pages(tmp_path: Path, monkeypatch) -> None:
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
-    from promptspec.site import mkdocs_pages
+    from promptspec.site.serve import mkdocs_pages
 
     spec = _spec(tmp_path)
     sites = {}

@@ -18,9 +18,10 @@ import pytest
 
 from promptspec import pipeline
 from promptspec.measure.counter import TokenCounter
-from promptspec.review import history, series
+from promptspec.review.history import compare as history
+from promptspec.review.history import series
 from promptspec.site.build import build_site
-from promptspec.site.history_pages import parse_option, traces
+from promptspec.site.pages.history_pages import parse_option, traces
 
 from _helpers import build_ok, mkdocs_config
 from history_repo import REALTIME_LINE, make_repo

@@ -17,7 +17,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _helpers import TEMPLATES, mkdocs_build, mkdocs_config, mkdocs_serve, poll, subprocess_env  # noqa: E402
 
-from promptspec.site import served_output  # noqa: E402
+from promptspec.site.serve import served_output  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not served_output.supported(), reason="in-place rebuilds need POSIX ctime")
 
@@ -157,7 +157,7 @@ def test_a_download_that_holds_its_bytes_is_touched_not_written(tmp_path: Path) 
     so the sweep keeps it; one changed since is written again."""
     from mkdocs.config import load_config
 
-    from promptspec.site.mkdocs_pages import Digests, ProducedFile
+    from promptspec.site.serve.mkdocs_pages import Digests, ProducedFile
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "mkdocs.yml").write_text("site_name: t\n", encoding="utf-8")

@@ -23,10 +23,10 @@ import pytest
 import yaml
 
 from promptspec import pipeline
-from promptspec.site import mermaid
+from promptspec.site.html import mermaid
 from promptspec.site import build as site
 from promptspec.site.index import Paths, relative
-from promptspec.site.markup import md_inline, pre, prompt_html
+from promptspec.site.html.markup import md_inline, pre, prompt_html
 from promptspec.measure.counter import TokenCounter
 
 from required import require_shared
@@ -450,7 +450,7 @@ def test_hostile_strings_never_become_markup(hostile):
 
 def test_hostile_marker_stays_inside_its_mermaid_label(hostile):
     """For sites that opt into Mermaid: a spec string cannot end a label."""
-    from promptspec.site import mermaid
+    from promptspec.site.html import mermaid
 
     _, result = hostile
     v = next(v for v in result.variants if v.model == "harbor-5")
@@ -652,7 +652,8 @@ def test_assembly_diagrams_leave_out_a_group_with_no_slots() -> None:
     sends nothing, so neither diagram draws an empty "(no slots)" box for it."""
     import dataclasses
 
-    from promptspec.site import diagram, mermaid
+    from promptspec.site.html import diagram
+    from promptspec.site.html import mermaid
     from promptspec.spec import load_spec
 
     spec = load_spec(TEMPLATES)

@@ -20,7 +20,7 @@ from promptspec import pipeline
 from promptspec.review import lockfile
 from promptspec import review
 from promptspec.site import build as site
-from promptspec.site import changes as site_changes
+from promptspec.site.pages import changes as site_changes
 from promptspec.measure.counter import TokenCounter
 
 from _helpers import TEMPLATES, break_spec, broken_links, build_ok, cli, commit, git, mkdocs_build, mkdocs_config, mkdocs_serve, poll, subprocess_env

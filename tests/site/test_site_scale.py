@@ -24,7 +24,7 @@ from promptspec import pipeline
 from promptspec.site import explorer
 from promptspec.site import build as site
 from promptspec.site import select as site_select
-from promptspec.site import summary as site_summary
+from promptspec.site.pages import summary as site_summary
 from promptspec.cli import main
 from promptspec.errors import UsageError
 from promptspec.site.index import SiteIndex

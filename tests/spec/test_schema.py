@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 
 from promptspec.errors import SpecError
-from promptspec.spec.catalog import MODEL_KEYS
-from promptspec.spec.load import FRAGMENT_KEYS, LIMIT_CEILINGS, SPEC_KEYS, load_spec
+from promptspec.spec.readers.catalog import MODEL_KEYS
+from promptspec.spec.readers.load import FRAGMENT_KEYS, LIMIT_CEILINGS, SPEC_KEYS, load_spec
 from promptspec.spec.model import COMPUTED_BODY_KEYS, DEFAULT_LAYOUT, ENGINES, NAME_RE, ROLES, TOOL_PLACES
 from promptspec.spec.model import BUILTIN_NAMES
-from promptspec.spec.shaping import LAYOUT_KEYS
-from promptspec.spec.tools import ACCEPTABLE_LINT, REQUEST_KEYS, RULE_KEYS, TOOL_KEYS, TOOLS_KEYS
+from promptspec.spec.readers.shaping import LAYOUT_KEYS
+from promptspec.spec.readers.tools import ACCEPTABLE_LINT, REQUEST_KEYS, RULE_KEYS, TOOL_KEYS, TOOLS_KEYS
 from promptspec.spec.schemas import KINDS, load_schema, modeline, schema_url
-from promptspec.spec.sources import load_json, load_yaml
+from promptspec.spec.readers.sources import load_json, load_yaml
 
 from _helpers import TEMPLATES
 from required import require_module, require_shared
@@ -153,7 +153,7 @@ def _props(schema: dict, *path: str) -> set[str]:
 
 
 def test_the_schemas_know_every_key_the_loader_knows() -> None:
-    from promptspec.spec.turns import COMPACTION_KEYS, HISTORY_PIECES, REPLY_KEYS, SKILLS_KEYS, TURNS_KEYS, UPDATE_KEYS
+    from promptspec.spec.readers.turns import COMPACTION_KEYS, HISTORY_PIECES, REPLY_KEYS, SKILLS_KEYS, TURNS_KEYS, UPDATE_KEYS
 
     spec, fragment, models, choice, tool = (load_schema(k) for k in ("spec", "fragment", "models", "choice", "tool"))
     assert set(spec["properties"]) == SPEC_KEYS
@@ -191,7 +191,7 @@ def test_the_schemas_know_every_key_the_loader_knows() -> None:
 @pytest.mark.parametrize("name", ["a", "Harbor-5.1_x", "x" * 100, "x" * 101, "a..b", ".hidden", "-x", "a/b", "é"])
 def test_the_name_rule_matches_the_loader(name: str) -> None:
     pattern = load_schema("spec")["properties"]["roots"]["propertyNames"]["pattern"]
-    from promptspec.spec.reader import check_name
+    from promptspec.spec.readers.reader import check_name
 
     try:
         check_name(name, "spec.yaml", 1, "root")

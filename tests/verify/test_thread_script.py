@@ -6,7 +6,7 @@ from __future__ import annotations
 from promptspec.oracle.capture import Config
 from promptspec.oracle.thread import ThreadStep, Thread, _json, collaboration, standard_threads
 from promptspec.oracle.thread_compare import script_steps
-from promptspec.spec.scripts import parse_script
+from promptspec.spec.readers.scripts import parse_script
 
 CATALOG = {"models": [
     {"slug": "a", "comp_hash": "x", "context_window": 1000},

@@ -53,7 +53,8 @@ def test_sample_is_identical(codex, spec_dir, tmp_path, capsys):
 def _site_pages(spec: Path, report: Path, tmp_path: Path) -> dict[str, str]:
     from promptspec import pipeline
     from promptspec.measure.counter import TokenCounter
-    from promptspec.site import build as site, conformance
+    from promptspec.site import build as site
+    from promptspec.site.pages import conformance
 
     result = pipeline.run(spec, counter=TokenCounter(tmp_path / "tokens"))
     return site.build_site(result, links="dir", variant_pages="all", conformance=conformance.load(report)).pages
@@ -130,7 +131,7 @@ def test_a_changed_tool_and_permissions_text_are_both_named_grouped_and_short(co
     from promptspec import pipeline
     from promptspec.measure.counter import TokenCounter
     from promptspec.site import build as site
-    from promptspec.site import conformance
+    from promptspec.site.pages import conformance
 
     edited = tmp_path / "tampered"
     shutil.copytree(spec_dir, edited)

@@ -13,7 +13,7 @@ import copy
 from typing import Any, Mapping
 
 from ..errors import SpecError
-from ..spec.exact import first_exact
+from ..spec.readers.exact import first_exact
 from ..spec.model import COMPUTED_BODY_KEYS, ExactPart, Model, Spec, Tool
 from .request import Variant
 

@@ -17,7 +17,7 @@ from jinja2 import meta, nodes
 from ..errors import SpecError
 from ..render.codex import codex_placeholder_names
 from ..render.renderer import renderer_for
-from ..spec.exact import describe
+from ..spec.readers.exact import describe
 from ..spec.model import BUILTIN_NAMES, SLOT_ROLE, Choice, ExactPart, Fragment, Spec
 from ..spec.provenance import SourceRef, digest, field_ref, ordered
 from . import agents_md

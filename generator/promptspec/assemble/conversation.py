@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..spec.model import BUILTIN_AXES, Spec
-from ..spec.scripts import Script, Step, check_script
-from ..spec.turns import HistoryPiece
+from ..spec.readers.scripts import Script, Step, check_script
+from ..spec.readers.turns import HistoryPiece
 from .body import merge
 from .builder import Assembler
 from .thread_state import state_values

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..spec.tools import serialize
+from ..spec.readers.tools import serialize
 from .request import Message, Request, Section
 
 LAYOUT_LABEL_CHARS = 60

@@ -19,7 +19,7 @@ def conversation_files(spec: Spec) -> list[str]:
     if spec.conversations:
         from ..assemble.conversation import conversation
         from ..assemble.matrix import matrix
-        from ..spec.scripts import read_script
+        from ..spec.readers.scripts import read_script
 
         starts: dict[str, Any] = {}
         for v in matrix(spec):

@@ -24,7 +24,7 @@ from ..render.codex import CODEX_PLACEHOLDER
 from ..render.renderer import renderer_for
 from ..spec.files import read_regular_bytes, read_text_file
 from ..spec.model import BUILTIN_NAMES, ROLES, SLOT_ROLE, SPEC_FILE, Fragment, Spec, When
-from ..spec.sources import Located
+from ..spec.readers.sources import Located
 from .later_turns_lint import LATER_NAMES, conversation_files
 from .findings import IGNORED_FILES, Finding, finding
 from .skeleton_rules import SKELETON_RULES

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..assemble.builder import PERSONALITY_PLACEHOLDER
 from ..errors import SpecError, UsageError
 from ..spec.files import read_text_file
-from ..spec.load import load_spec
+from ..spec.readers.load import load_spec
 from ..spec.schemas import modeline
 from ..spec.model import (
     DEFAULT_MODES,

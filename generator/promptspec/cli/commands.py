@@ -161,7 +161,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from ..assemble.builder import Assembler
     from ..assemble.matrix import find_variant
     from ..measure.figures import measure_all
-    from ..spec.load import load_spec
+    from ..spec.readers.load import load_spec
 
     spec = load_spec(_spec_dir(args))
     variant = find_variant(spec, args.model, args.personality, args.mode, _extra_axes(args.axis))
@@ -188,7 +188,7 @@ def _render_conversation(args: argparse.Namespace, spec, variant) -> int:
     from ..measure.conversation import transcript
     from ..errors import UsageError
     from ..measure.figures import measure_all
-    from ..spec.scripts import read_script
+    from ..spec.readers.scripts import read_script
 
     if args.format == "layout":
         raise UsageError("--conversation prints json or text, not layout (use --format json or --format text)")
@@ -223,7 +223,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     from .. import pipeline
     from ..errors import UsageError
-    from ..site import out_folder
+    from ..site.output import out_folder
     from ..site import select as site_select
     from ..site.base import BaseLoader
     from ..site.build import build_site
@@ -240,8 +240,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     result.timings["base"] = time.perf_counter() - t
     history = None
     if args.history:  # the plugin's `history` option, for sites built without MkDocs
-        from ..review import history as review_history
-        from ..review import series, sides
+        from ..review.history import compare as review_history
+        from ..review import sides
+        from ..review.history import series
 
         t = time.perf_counter()
         with _progress("reading releases") as bar:
@@ -250,7 +251,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         result.timings["history"] = time.perf_counter() - t
     conformance = None
     if args.conformance is not None:
-        from ..site import conformance as site_conformance
+        from ..site.pages import conformance as site_conformance
 
         conformance = site_conformance.load(args.conformance)
     site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit,
@@ -355,7 +356,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from .. import pipeline
     from ..authoring import lint
     from ..errors import SpecError
-    from ..spec.load import load_spec
+    from ..spec.readers.load import load_spec
 
     t = time.perf_counter()
     spec = load_spec(_spec_dir(args))
@@ -475,7 +476,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from ..errors import UsageError
-    from ..review import history, history_report, series, sides
+    from ..review import sides
+    from ..review.history import compare as history
+    from ..review.history import report as history_report
+    from ..review.history import series
     from ..review.report import MIN_MARKDOWN_CHARS
     from ..util.atomic import write_text
 

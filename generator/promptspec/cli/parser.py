@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     _codex_run_args(p)
     p.set_defaults(func=commands.cmd_verify)
-    from ..site.starter import (
+    from ..site.output.starter import (
         add_command,  # cheap: the site's build is imported only when it runs
     )
     add_command(sub)

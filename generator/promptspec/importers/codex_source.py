@@ -449,7 +449,7 @@ def _check_out(out: Path, force: bool, files: dict[str, str]) -> None:
 def _verify(folder: Path) -> None:
     """Load the spec and assemble every variant: an import that cannot render is not written."""
     from ..assemble.builder import assemble_all
-    from ..spec.load import load_spec
+    from ..spec.readers.load import load_spec
 
     assemble_all(load_spec(folder))
 

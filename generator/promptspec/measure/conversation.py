@@ -90,7 +90,7 @@ def runs(spec: Any, variants: Sequence[Any], counter: Any, asm: Any = None) -> l
     """Every conversation of the spec, once per model: from the first variant
     of the matrix with that model (a page per model by default)."""
     from ..assemble.conversation import conversation
-    from ..spec.scripts import read_script
+    from ..spec.readers.scripts import read_script
     from .figures import measure_all
 
     starts: dict[str, Any] = {}

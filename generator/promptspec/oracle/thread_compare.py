@@ -78,7 +78,7 @@ def thread_spec(machine: Any, thread: Thread) -> Any:
 def compare_thread(machine: Any, variant: Any, cap: ThreadCapture, compare_tools: bool) -> ThreadResult:
     from ..assemble.conversation import conversation
     from ..assemble.export import responses_payload
-    from ..spec.scripts import parse_script
+    from ..spec.readers.scripts import parse_script
 
     thread = cap.thread
     result = ThreadResult(thread.name, variant.id, len(cap.bodies), False)

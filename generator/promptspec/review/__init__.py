@@ -27,7 +27,7 @@ from .diff import (
 )
 from .diff_json import to_json
 from .budgets import increases_over, parse_increase
-from .history import History, Step, build_history
+from .history.compare import History, Step, build_history
 from .lockfile import INSTRUCTIONS, LockDiff
 from .sides import Side, parse_side, parse_sides
 from ..util.gh_markdown import fence_for, fenced, md_code, md_escape

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..review.lockfile import LOCK_FILE
-from . import changes as site_changes
+from .pages import changes as site_changes
 
 KEYWORDS = ("lock", "none")
 

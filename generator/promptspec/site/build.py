@@ -42,31 +42,23 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..assemble import export
 from ..pipeline import Result
-from . import (
-    axis_pages,
-    explorer,
-    fast_pages,
-    fragment_pages,
-    history_pages,
-    matrix_page,
-    page_parts,
-    summary,
-    tool_pages,
-)
-from . import (
-    changes as site_changes,
-)
-from . import (
-    lint_page as site_lint,
-)
+from . import explorer
+from .pages import axis_pages
+from .pages import fragment_pages
+from .pages import history_pages
+from .pages import matrix_page
+from .html import page_parts
+from .pages import summary
+from .pages import tool_pages
+from .pages import changes as site_changes
+from .pages import lint_page as site_lint
+from .serve import fast_pages
 from . import (
     select as site_select,
 )
-from . import (
-    variant as site_variant,
-)
+from .pages import variant as site_variant
 from .index import ASSET_DIR, CSS, JS, LIST_LIMIT, Paths, SiteIndex
-from .markup import block, front_matter, h, link, md_inline
+from .html.markup import block, front_matter, h, link, md_inline
 
 MARKER_FILE = ".promptspec-build"
 """Written into `build --out` folders, so a rebuild only ever replaces its own output."""
@@ -292,11 +284,11 @@ def build_site(
     if result.spec.conversations:
         from ..measure.conversation import runs
         from ..measure.counter import TokenCounter
-        from . import conversation_pages
+        from .pages import conversation_pages
 
         pages.update(conversation_pages.pages(idx, runs(result.spec, result.variants, TokenCounter())))
     if conformance is not None:
-        from . import conformance as site_conformance
+        from .pages import conformance as site_conformance
 
         pages[idx.conformance_page] = site_conformance.page(idx)
     nav = overview_pages(prefix)

@@ -72,7 +72,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from ..errors import PromptspecError
 from . import select as site_select
 from .index import ASSET_DIR, CSS, JS, LIST_LIMIT, Paths
-from .markup import h
+from .html.markup import h
 
 # Spec errors under `mkdocs serve` go to the terminal through a logger of our
 # own: an ERROR on MkDocs' logger would count as a build error in strict mode
@@ -146,17 +146,17 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.preloaded = None  # on_pre_build's (changes, history, conformance), used by on_files
         self.generated = None  # site.build.Pages of the current build
         self.summary = None  # the build's log line, written once the pages are read (on_env)
-        from .mkdocs_pages import Digests, FastPages
+        from .serve.mkdocs_pages import Digests, FastPages
 
         self.fast = FastPages()  # splits, renders and written pages kept across serve rebuilds
         self.digests = Digests()  # what each generated file held and where: `serve --dirty`, serve in place
         self.nav = None
         self.dirty = False
         self.aside = None  # served_output.SetAside: the served site's folders while MkDocs cleans
-        from .compiled_templates import ServeTemplates
+        from .serve.compiled_templates import ServeTemplates
 
         self.templates = ServeTemplates()  # the theme's compiled templates, kept across serve rebuilds
-        from .served_pages import Unchanged
+        from .serve.served_pages import Unchanged
 
         self.unchanged = Unchanged()  # serve: the generated files an edit left as they were (served_pages)
 
@@ -204,7 +204,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         clean, to be written over in place (served_output)."""
         if self.serving:
             if not self.dirty:
-                from . import served_output
+                from .serve import served_output
 
                 self.aside = served_output.set_aside(config.site_dir)
             return  # serve keeps the last good pages itself
@@ -236,7 +236,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
     def _generate(self, config, files: Files):
         from .. import pipeline
         from ..util.progress import Progress
-        from . import lint_page as site_lint
+        from .pages import lint_page as site_lint
         from .build import PageCache, build_site
 
         self._open_session()
@@ -277,7 +277,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         """(changes, history, conformance) from the options `base`, `history` and
         `conformance`.  `mkdocs build` loads them in on_pre_build, before MkDocs
         cleans site_dir, so a bad one fails with the previous site in place."""
-        from . import changes as site_changes
+        from .pages import changes as site_changes
         from .base import BaseLoader
 
         if self.bases is None:
@@ -296,15 +296,16 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         history = self._history(counter) if self.config.history else None
         conformance = None
         if self.config.conformance:
-            from . import conformance as site_conformance
+            from .pages import conformance as site_conformance
 
             conformance = site_conformance.load(self.base_dir / self.config.conformance)
         return changes, history, conformance
 
     def _history(self, counter):
         """The History section's data (option `history`); releases are kept across serve rebuilds."""
-        from ..review import history, series
-        from . import history_pages
+        from ..review.history import compare as history
+        from ..review.history import series
+        from .pages import history_pages
 
         if self.series is None:
             self.series = series.SeriesCache()
@@ -332,7 +333,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         from ..measure.encodings import TokenizerError
 
         if self.aside is not None:  # MkDocs has cleaned and writes nothing before on_files ends
-            from . import served_output
+            from .serve import served_output
 
             served_output.put_back(self.aside)
 
@@ -353,12 +354,12 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             self.error = None
 
         from .build import assets
-        from .mkdocs_pages import ProducedFile
+        from .serve.mkdocs_pages import ProducedFile
 
         self.digests.next_build()
         leave_out = self.serving and not self.dirty and self.config.fast_pages
         if leave_out:  # what a rebuild need not build is left out of it (served_pages)
-            from .served_pages import ServedFiles
+            from .serve.served_pages import ServedFiles
 
             files = ServedFiles(files)
         keys = {}
@@ -403,7 +404,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             return markdown
         if self.error is not None or self.result is None:
             return markdown  # the spec is broken (serve): markers stay, the banner says why
-        from .examples import expand_examples
+        from .output.examples import expand_examples
 
         try:
             missed: list[str] = []
@@ -432,7 +433,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         order = Files.documentation_pages(files, inclusion=InclusionLevel.is_in_serve) if files is not None else ()
         keep = self.unchanged.finish(_search_entries(config), order)
         if self.aside is not None:
-            from . import served_output
+            from .serve import served_output
 
             aside, self.aside = self.aside, None
             served_output.sweep(aside, keep)
@@ -450,7 +451,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         """A rebuild that failed leaves the served site as far as it got, as
         MkDocs' own does, but never in the hidden holder."""
         if self.aside is not None:
-            from . import served_output
+            from .serve import served_output
 
             aside, self.aside = self.aside, None
             served_output.put_back(aside)
@@ -476,7 +477,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         if self.config.fast_pages:
             from mkdocs.commands.build import _populate_page
 
-            from .mkdocs_pages import site_signature
+            from .serve.mkdocs_pages import site_signature
 
             site = site_signature(config, self.nav) if self.serving and self._reuse_is_safe(config) else None
             self.unchanged.confirm(site, lambda page: _populate_page(page, config, files))

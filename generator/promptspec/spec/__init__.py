@@ -6,7 +6,7 @@ and confined, bounded file access (files.py, the only place that opens a spec
 file).  Imports nothing of promptspec but `errors`.
 """
 
-from .catalog import (
+from .readers.catalog import (
     MODEL_KEYS,
     parse_models,
 )
@@ -24,7 +24,7 @@ from .files import (
 from .limits import (
     Limits,
 )
-from .load import (
+from .readers.load import (
     FRAGMENT_KEYS,
     LIMIT_CEILINGS,
     SECRET_DIRS,
@@ -49,11 +49,11 @@ from .model import (
     Rule,
     Spec,
 )
-from .reader import (
+from .readers.reader import (
     check_name,
     check_unique_slugs,
 )
-from .sources import (
+from .readers.sources import (
     MAX_YAML_EXPANDED,
     MAX_YAML_NODES,
     LineFinder,

@@ -287,7 +287,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
     from ...oracle.scratch import make_scratch, remove_scratch
     from ...oracle.thread_compare import compare_thread, script_steps
     from ...spec import load_spec
-    from ...spec.scripts import parse_script
+    from ...spec.readers.scripts import parse_script
 
     scratch = make_scratch()
     try:

@@ -325,7 +325,7 @@ def _grouped(rows: Mapping[tuple[str, ...], str]) -> dict[str, list[tuple[str, .
 
 def _defaults(catalog: Mapping[str, Any] | None, slugs: set[str]) -> dict[str, dict[str, Any]]:
     """Per model, the parameters promptspec sends when a spec says nothing."""
-    from ...spec.catalog import parse_models
+    from ...spec.readers.catalog import parse_models
 
     models = parse_models({"models": [m for m in (catalog or {}).get("models", []) if m.get("slug") in slugs]},
                           Path("models.json"), "models.json") if catalog else ()
