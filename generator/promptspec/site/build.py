@@ -35,6 +35,7 @@ import hashlib
 import itertools
 import json
 import time
+import zlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -52,7 +53,6 @@ from .pages import summary
 from .pages import tool_pages
 from .pages import changes as site_changes
 from .pages import lint_page as site_lint
-from .serve import fast_pages
 from . import (
     select as site_select,
 )
@@ -136,7 +136,8 @@ class PageCache:
     def __init__(self, keep: bool = True) -> None:
         self.keep = keep
         self._layout: Any = None
-        self._parts: dict[Any, tuple[Any, Any, bytes, int]] = {}  # variant -> (request, measure, packed parts, serial)
+        # variant -> (request, measure, (length of the first part, both compressed), serial)
+        self._parts: dict[Any, tuple[Any, Any, tuple[int, bytes], int]] = {}
         self._json: dict[Any, tuple[Any, int]] = {}  # variant -> (request, serial)
         self._dynamic: dict[Any, tuple[str, ...]] = {}  # this build's variant.dynamic_parts
         self._explorer: tuple[Any, str] | None = None
@@ -161,11 +162,11 @@ class PageCache:
         req, m = idx.request[v], idx.measure[v]
         hit = self._parts.get(v)
         if hit is not None and hit[0] is req and hit[1] is m:
-            top, rest = fast_pages.unpack(hit[2])
-            return (top, rest), hit[3]
+            text = zlib.decompress(hit[2][1]).decode("utf-8")
+            return (text[:hit[2][0]], text[hit[2][0]:]), hit[3]
         parts, serial = site_variant.static_parts(idx, v), next(self._serials)
         if self.keep:  # compressed: a few KB a variant for a whole serve session
-            self._parts[v] = (req, m, fast_pages.pack(parts), serial)
+            self._parts[v] = (req, m, (len(parts[0]), zlib.compress("".join(parts).encode("utf-8"), 1)), serial)
         self.made += 1
         return parts, serial
 
