@@ -153,6 +153,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.nav = None
         self.dirty = False
         self.aside = None  # served_output.SetAside: the served site's folders while MkDocs cleans
+        self.trash = None  # served_output.Trash: files a serve rebuild writes again, moved out of its way
         from .serve.compiled_templates import ServeTemplates
 
         self.templates = ServeTemplates()  # the theme's compiled templates, kept across serve rebuilds
@@ -207,6 +208,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 from .serve import served_output
 
                 self.aside = served_output.set_aside(config.site_dir)
+                self.trash = served_output.Trash(config.site_dir) if self.aside is not None else None
             return  # serve keeps the last good pages itself
         from ..measure.encodings import TokenizerError
 
@@ -432,11 +434,16 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         files = self.unchanged.files
         order = Files.documentation_pages(files, inclusion=InclusionLevel.is_in_serve) if files is not None else ()
         keep = self.unchanged.finish(_search_entries(config), order)
+        if self.trash is not None:  # the search index is written next (served_output.Trash)
+            self.trash.move(Path(config.site_dir) / "search" / "search_index.json")
         if self.aside is not None:
             from .serve import served_output
 
             aside, self.aside = self.aside, None
             served_output.sweep(aside, keep)
+        if self.trash is not None:
+            trash, self.trash = self.trash, None
+            trash.empty_later()
         if config.site_url:
             return
         path = Path(config.site_dir) / "404.html"
@@ -455,6 +462,9 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
 
             aside, self.aside = self.aside, None
             served_output.put_back(aside)
+        if self.trash is not None:
+            trash, self.trash = self.trash, None
+            trash.empty_later()
 
     def on_nav(self, nav, *, config, files):
         self.nav = nav
@@ -503,6 +513,8 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         return True
 
     def on_post_page(self, output: str, *, page, config) -> str:
+        if self.trash is not None:  # MkDocs writes the page next: a new file, not one truncated (served_output)
+            self.trash.move(page.file.abs_dest_path)
         return self.fast.post_page(output, page) if self.config.fast_pages else output
 
     def on_page_content(self, html: str, *, page, config, files) -> str:
