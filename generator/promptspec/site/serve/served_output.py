@@ -131,7 +131,7 @@ def _sweep_dir(folder: Path, since_ns: int, kept: set[str]) -> int:
             if _empty(entry.path) and (inner or entry.stat(follow_symlinks=False).st_ctime_ns < since_ns):
                 os.rmdir(entry.path)
                 removed += 1
-        elif entry.stat(follow_symlinks=False).st_ctime_ns < since_ns and entry.path not in kept:
+        elif entry.path not in kept and entry.stat(follow_symlinks=False).st_ctime_ns < since_ns:  # kept: no stat
             os.unlink(entry.path)
             removed += 1
     return removed
