@@ -14,6 +14,7 @@ import pytest
 
 import promptspec
 from promptspec.cli import main
+from promptspec.cli.commands import fill_defaults
 from promptspec.spec.schemas import KINDS, schema_path
 from promptspec.util import project_config
 
@@ -91,10 +92,10 @@ def test_the_spec_comes_from_the_nearest_pyproject(tmp_path: Path, monkeypatch: 
     models = {v["model"] for v in json.loads(capsys.readouterr().out)["variants"]}
     assert models == {m["slug"] for m in data["models"]} and dropped not in models
     args = _parsed(["list"])
-    assert project_config.apply_defaults(args).spec == root / "prompts" / "spec"
+    assert fill_defaults(args).spec == root / "prompts" / "spec"
     # The command line wins.
     args = _parsed(["list", "--spec", str(TEMPLATES)])
-    assert project_config.apply_defaults(args).spec is None
+    assert fill_defaults(args).spec is None
 
 
 def _parsed(argv: list[str]):
@@ -108,13 +109,13 @@ def test_every_key_reaches_its_option(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.chdir(root / "sub")
     monkeypatch.delenv("PROMPTSPEC_CACHE_DIR", raising=False)
     args = _parsed(["diff", "HEAD"])
-    assert project_config.apply_defaults(args).spec == root / "prompts" / "spec"
+    assert fill_defaults(args).spec == root / "prompts" / "spec"
     assert (args.budget, args.fail_on_increase, args.cache_dir, args.base) == (12000, "5%", root / ".cache/ps", "HEAD")
     args = _parsed(["build", "--out", "x"])
-    project_config.apply_defaults(args)
+    fill_defaults(args)
     assert args.base == "none"
     args = _parsed(["build", "--out", "x", "--base", "lock"])
-    project_config.apply_defaults(args)
+    fill_defaults(args)
     assert args.base == "lock"
 
 
@@ -170,3 +171,14 @@ def test_a_broken_pyproject_without_our_table_is_not_our_business(tmp_path: Path
     (tmp_path / "pyproject.toml").write_text("[tool.promptspec]\nspec = \n", encoding="utf-8")
     with pytest.raises(promptspec.PromptspecError, match="invalid TOML"):
         project_config.load(tmp_path)
+
+
+def test_the_library_reads_defaults_without_touching_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """apply_defaults takes the names of the unset options and returns the
+    values; only the CLI (fill_defaults) sets them on its arguments."""
+    root = _project(tmp_path, 'budget = 12000\nbase = "none"\nfail_on_increase = "5%"\n')
+    found = project_config.apply_defaults(["budget", "base"], root / "sub", command="diff")
+    assert dict(found.values) == {"budget": 12000}  # base only for build; fail_on_increase was given
+    assert dict(project_config.apply_defaults(["base"], root / "sub", command="build").values) == {"base": "none"}
+    assert project_config.apply_defaults(["budget"], root / "sub", trusted=False).ignored == ("budget",)
+    assert project_config.apply_defaults([], root / "sub").config.path is None  # nothing to fill: no file read

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .assemble.builder import Assembler
-from .assemble.matrix import matrix
+from .assemble.matrix import find_variant, matrix
 from .assemble.request import Request, Variant
 from .measure.counter import TokenCounter
 from .measure.figures import Measure, measure_all
@@ -55,6 +55,36 @@ def run(spec_dir: str | Path, *, counter: TokenCounter | None = None, progress=N
     spec = load_spec(spec_dir)
     timings["load"] = time.perf_counter() - t
     return run_spec(spec, counter=counter, timings=timings, progress=progress)
+
+
+STAGES = ("load", "assemble", "measure")
+
+
+def run_one(spec_dir: str | Path, model: str | None, personality: str | None, mode: str | None,
+            axes: dict[str, str] | None = None, *, counter: TokenCounter | None = None, upto: str = "measure") -> Result:
+    """One variant through the same stages as `run` (`promptspec render`):
+    load, pick the variant by its axis values (assemble.matrix.find_variant:
+    include/exclude hold), assemble it, measure it.  `upto` stops after a
+    stage ("load": only the variant is picked; "assemble": not counted), so
+    a command pays only for what it prints."""
+    if upto not in STAGES:
+        raise ValueError(f"upto must be one of {STAGES}")
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    spec = load_spec(spec_dir)
+    variant = find_variant(spec, model, personality, mode, axes)
+    timings["load"] = time.perf_counter() - t
+    requests: list[Request] = []
+    measures: list[Measure] = []
+    if upto != "load":
+        t = time.perf_counter()
+        requests.append(Assembler(spec).assemble(variant))
+        timings["assemble"] = time.perf_counter() - t
+    if upto == "measure":
+        t = time.perf_counter()
+        measures = measure_all(spec, requests, counter if counter is not None else TokenCounter())
+        timings["count"] = time.perf_counter() - t
+    return Result(spec, [variant], requests, measures, timings)
 
 
 @contextlib.contextmanager

@@ -8,9 +8,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .. import __version__
+
+if TYPE_CHECKING:
+    from ..review.gate import Outcome
+    from ..util.project_config import Applied
 
 
 def default_spec() -> Path:
@@ -35,15 +39,25 @@ def _spec_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=SPEC_HELP)
 
 
+def fill_defaults(args: argparse.Namespace, *, trusted: bool = True, work_tree: Path | None = None) -> "Applied":
+    """[tool.promptspec] values for the options `args` left unset (None),
+    set on `args`; what util.project_config.apply_defaults found."""
+    from ..util.project_config import KEYS, apply_defaults
+
+    unset = [key for key in KEYS if getattr(args, key, 0) is None]
+    applied = apply_defaults(unset, command=getattr(args, "command", None), trusted=trusted, work_tree=work_tree)
+    for key, value in applied.values.items():
+        setattr(args, key, value)
+    return applied
+
+
 def settle_defaults(args: argparse.Namespace) -> None:
     """[tool.promptspec] defaults for this command, by the gate rule; the
     spec it names is kept for the spec rule (spec_choice)."""
     from ..errors import UsageError
     from ..spec.locate import repository_top
-    from ..util.project_config import apply_defaults
-
     trusted = args.command not in GATES or getattr(args, "project_config", False)
-    applied = apply_defaults(args, trusted=trusted, work_tree=repository_top())
+    applied = fill_defaults(args, trusted=trusted, work_tree=repository_top())
     args.configured_spec = (applied.spec, applied.config.path)
     if not applied.ignored:
         return
@@ -157,22 +171,20 @@ def _extra_axes(values: Sequence[str]) -> dict[str, str]:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from .. import pipeline
     from ..assemble import export
-    from ..assemble.builder import Assembler
-    from ..assemble.matrix import find_variant
-    from ..measure.figures import measure_all
-    from ..spec.readers.load import load_spec
 
-    spec = load_spec(_spec_dir(args))
-    variant = find_variant(spec, args.model, args.personality, args.mode, _extra_axes(args.axis))
+    axes = (args.model, args.personality, args.mode, _extra_axes(args.axis))
     if getattr(args, "conversation", None) is not None:
-        return _render_conversation(args, spec, variant)
-    request = Assembler(spec).assemble(variant)
+        picked = pipeline.run_one(_spec_dir(args), *axes, upto="load")
+        return _render_conversation(args, picked.spec, picked.variants[0])
+    upto = "measure" if args.format == "json" else "assemble"  # only JSON shows the counts
+    result = pipeline.run_one(_spec_dir(args), *axes, counter=_counter(args) if upto == "measure" else None, upto=upto)
+    request = result.requests[0]
     for note in request.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.format == "json":
-        measure = measure_all(spec, [request], _counter(args))[0]
-        sys.stdout.write(export.dumps(export.with_tokens(request, measure.summary())))
+        sys.stdout.write(export.dumps(export.with_tokens(request, result.measures[0].summary())))
     elif args.format == "layout":
         sys.stdout.write(export.layout(request))
     else:
@@ -350,6 +362,26 @@ def _write_findings(args: argparse.Namespace, findings) -> None:
     sys.stdout.write(render_findings(findings, args.format, strict=args.strict, prefix=repo_relative(_spec_dir(args)), version=__version__))
 
 
+def cmd_site_init(args: argparse.Namespace) -> int:
+    from ..site.output.starter import init_site, preview_command
+
+    for path in init_site(args.dir, args.spec, conformance=args.conformance, history=args.history):
+        print(f"wrote {path.absolute()}")
+    print(f"next: {preview_command(args.dir)}   (or mkdocs build --strict)")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from ..site.output.starter import init_team, team_next_steps
+
+    spec, *files = init_team(args.dir)
+    print(f"created {spec}/ (your spec: a copy of the example, to edit)")
+    for path in files:
+        print(f"created {path}")
+    print(f"next: {team_next_steps(spec.parent)}   (commands in this repository use templates/; see the guide 'Add a fragment')")
+    return 0
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     import time
 
@@ -415,9 +447,19 @@ def _lock_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ..review.commands import diff_command
+    from ..review.gate import DiffOptions, run_diff
 
-    return diff_command(args, _spec_dir(args), _counter(args, verify=True), _progress, lambda result, side: _timings(args, result, side))
+    spec_dir = _spec_dir(args)
+    options = DiffOptions(args.base, args.head, format=args.format, max_chars=args.max_chars, budget=args.budget,
+                          fail_on_budget=args.fail_on_budget, fail_on_increase=args.fail_on_increase)
+    return _emit(run_diff(options, spec_dir, _counter(args, verify=True), _progress, lambda result, side: _timings(args, result, side)))
+
+
+def _emit(outcome: "Outcome") -> int:
+    """Print a library Outcome (review/gate.py): the report, then the gates' messages; its exit status."""
+    sys.stdout.write(outcome.report)
+    sys.stderr.write(outcome.messages)
+    return outcome.status
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -469,9 +511,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     data = lockfile.read(path)
     result = pipeline.run(_spec_dir(args), counter=_counter(args, verify=True))
     _timings(args, result)
-    from ..review.commands import finish_check
+    from ..review.gate import finish_check
 
-    return finish_check(data, result, path, _spec_dir(args), getattr(args, "format", "text"), __version__)
+    return _emit(finish_check(data, result, path, _spec_dir(args), getattr(args, "format", "text"), __version__))
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -480,7 +522,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     from ..review.history import compare as history
     from ..review.history import report as history_report
     from ..review.history import series
-    from ..review.report import MIN_MARKDOWN_CHARS
+    from ..review.report import COMMENT_CHARS, MIN_MARKDOWN_CHARS
     from ..util.atomic import write_text
 
     # A comment on standard output is cut to fit GitHub; a file is whole unless a cap is asked for.
@@ -506,10 +548,6 @@ def cmd_history(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-COMMENT_CHARS = 60000
-"""`history --format markdown`'s default cap on standard output (a GitHub comment holds 65,536)."""
 
 
 # ---------------------------------------------------------------------------

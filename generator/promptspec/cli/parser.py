@@ -138,10 +138,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     _codex_run_args(p)
     p.set_defaults(func=commands.cmd_verify)
-    from ..site.output.starter import (
-        add_command,  # cheap: the site's build is imported only when it runs
-    )
-    add_command(sub)
+    site_sub = sub.add_parser("site", help="set up an MkDocs site for a spec").add_subparsers(dest="action", metavar="ACTION", required=True)
+    q = site_sub.add_parser("init", help="write DIR/mkdocs.yml and DIR/docs/index.md for a spec (nothing is overwritten)")
+    q.add_argument("dir", type=Path, metavar="DIR")
+    q.add_argument("--spec", type=Path, default=None, metavar="SPEC", help="spec folder (default: DIR itself, if it holds spec.yaml)")
+    q.add_argument("--conformance", type=Path, default=None, metavar="FILE",
+                   help="a `promptspec verify --out` report: adds the Conformance page to the site and its nav")
+    q.add_argument("--history", action="append", default=[], metavar="SIDE",
+                   help="a release of the History section (repeat, oldest first; as for `promptspec history`): adds it to the nav")
+    q.set_defaults(func=commands.cmd_site_init)
+    t = sub.add_parser("init", help="start a team's own spec: DIR/templates/ (a copy of the example), mkdocs.yml and docs/")
+    t.add_argument("dir", type=Path, metavar="DIR", help="a new or empty folder (typically your repository)")
+    t.set_defaults(func=commands.cmd_init)
 
     p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
     _spec_arg(p)

@@ -112,6 +112,16 @@ def largest_increases(changed: Iterable[Any], n: int = 10) -> list[Any]:
     return sorted((c for c in changed if c.delta > 0), key=lambda c: (-c.delta, c.id))[:n]
 
 
+def headroom_crossings(changed: Iterable[Any], added: Iterable[tuple[str, int | None]]) -> list[tuple[str, int | None, int]]:
+    """(variant, headroom before or None if added, headroom after) for the
+    variants that now go past auto-compaction: `changed` holds anything with
+    `.id` and `.crosses_headroom` (and the two headrooms), `added` (id,
+    headroom) pairs.  The one rule for a diff and the site's Changes page."""
+    out = [(c.id, c.headroom_before, c.headroom_after) for c in changed if c.crosses_headroom]
+    out += [(vid, None, hr) for vid, hr in added if hr is not None and hr < 0]
+    return sorted(out, key=lambda r: r[0])
+
+
 @dataclass(frozen=True)
 class VariantChange:
     id: str
@@ -275,9 +285,7 @@ class Diff:
 
     def headroom_crossings(self) -> list[tuple[str, int | None, int]]:
         """(variant, headroom before or None if added, headroom after) for variants that now go past auto-compaction."""
-        out = [(c.id, c.headroom_before, c.headroom_after) for c in self.changed if c.crosses_headroom]
-        out += [(a.id, None, a.headroom) for a in self.added if a.headroom is not None and a.headroom < 0]
-        return sorted(out, key=lambda r: r[0])
+        return headroom_crossings(self.changed, ((a.id, a.headroom) for a in self.added))
 
     def budget_crossings(self) -> list[tuple[str, int | None, int]]:
         """(variant, total before or None, total after) for variants now over --budget that were not before."""

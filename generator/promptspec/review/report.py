@@ -159,6 +159,8 @@ def _alerts(diff: Diff) -> list[str]:
 
 
 MIN_MARKDOWN_CHARS = 2000
+COMMENT_CHARS = 60000
+"""The default cap of a Markdown report (`diff`, `history` on standard output): a GitHub comment holds 65,536."""
 MARKDOWN_ROWS = 100
 """Longest summary table / alert list in a comment; the rest is counted, not listed."""
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
-import json
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -44,21 +43,18 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from ..assemble import export
 from ..pipeline import Result
 from . import explorer
-from .pages import axis_pages
-from .pages import fragment_pages
-from .pages import history_pages
-from .pages import matrix_page
-from .html import page_parts
-from .pages import summary
-from .pages import tool_pages
+from . import select as site_select
+from .html.markup import block, front_matter, h, md_inline
+from .index import ASSET_DIR, CSS, JS, LIST_LIMIT, Paths, SiteIndex
 from .pages import changes as site_changes
 from .pages import lint_page as site_lint
-from . import (
-    select as site_select,
-)
+from .pages import summary
 from .pages import variant as site_variant
-from .index import ASSET_DIR, CSS, JS, LIST_LIMIT, Paths, SiteIndex
-from .html.markup import block, front_matter, h, link, md_inline
+from .pages import registry
+from .pages.registry import Inputs
+
+NAV_AXES = ("model", "personality", "mode")
+"""The axes a nav lists pages for (other axes' pages are reached by links)."""
 
 MARKER_FILE = ".promptspec-build"
 """Written into `build --out` folders, so a rebuild only ever replaces its own output."""
@@ -258,121 +254,38 @@ def build_site(
     cache = cache if cache is not None else PageCache(keep=False)
     cache.start(idx)
     paged = [v for v in idx.variants if idx.has_page(v)]
+    inputs = Inputs(conformance=conformance, history=history, history_chart=history_chart,
+                    explorer_data=functools.partial(cache.explorer_data, result))
     pages: dict[str, str] = {}
     files: dict[str, str] = {}
-    t = time.perf_counter()
-    pages[idx.explorer_page] = explorer_page(idx)
-    files[idx.explorer_data] = cache.explorer_data(result)
-    explorer_s = time.perf_counter() - t
+    nav: tuple[tuple[str, str], ...] = ()
+    spent: dict[str, float] = {}
+    for kind in registry.PAGE_KINDS:
+        if not kind.present(idx, inputs):
+            continue
+        t = time.perf_counter()
+        pages.update(kind.pages(idx, inputs))
+        files.update(kind.files(idx, inputs))
+        nav += kind.nav(idx, NAV_AXES)
+        spent[kind.timing] = spent.get(kind.timing, 0.0) + time.perf_counter() - t
     variant_pages = {idx.variant_page(v): functools.partial(cache.page, idx, v) for v in paged}
     variant_files = {idx.variant_json(v): functools.partial(cache.json, idx.request[v]) for v in paged}
     page_keys = {idx.variant_page(v): functools.partial(cache.page_key, idx, v) for v in paged}
     file_keys = {idx.variant_json(v): functools.partial(cache.json_key, idx.request[v]) for v in paged}
-    pages[idx.matrix_page] = matrix_page.matrix_page(idx)
-    for axis, values in idx.axes:
-        pages[idx.axis_page(axis)] = axis_pages.axis_index_page(idx, axis)
-        for value in values:
-            pages[idx.axis_page(axis, value)] = axis_pages.axis_value_page(idx, axis, value)
-    pages[idx.fragment_page()] = fragment_pages.fragments_index_page(idx)
-    for f in sorted(result.spec.fragments, key=lambda f: f.name):
-        pages[idx.fragment_page(f.name)] = fragment_pages.fragment_page(idx, f.name)
-    pages[idx.assembly_page] = fragment_pages.assembly_page(idx)
-    pages[idx.tool_page()] = tool_pages.tools_index_page(idx)
-    for t in result.spec.tools:
-        pages[idx.tool_page(t.name)] = tool_pages.tool_page(idx, t.name)
-    pages[idx.lint_page] = site_lint.lint_page(idx)
-    pages[idx.changes_page] = site_changes.changes_page(idx)
-    if result.spec.conversations:
-        from ..measure.conversation import runs
-        from ..measure.counter import TokenCounter
-        from .pages import conversation_pages
-
-        pages.update(conversation_pages.pages(idx, runs(result.spec, result.variants, TokenCounter())))
-    if conformance is not None:
-        from .pages import conformance as site_conformance
-
-        pages[idx.conformance_page] = site_conformance.page(idx)
-    nav = overview_pages(prefix)
-    if result.spec.conversations:
-        nav += (("Conversations", idx.conversation_page()),)
-    if history is not None:  # review.history.History: the History section (history_pages.py)
-        pages.update(history_pages.pages(idx, history, chart_variants=history_chart))
-        nav += (("History", history_pages.timeline_page_path(idx)),)
     if progress is not None:
         progress(len(pages), len(pages))
+    explorer_s = spent.get("explorer", 0.0)
     result.timings["explorer"] = explorer_s
     result.timings["pages"] = time.perf_counter() - started - explorer_s
     return Site(Pages(pages, variant_pages, page_keys), Pages(files, variant_files, file_keys), nav,
                 frozenset(p for _, p in nav), len(paged))
 
 
-def explorer_page(idx: SiteIndex) -> str:
-    """The explorer as a site page: the picker and the script, reading
-    explorer-data.json beside it (no CDN, no other request)."""
-    page = idx.explorer_page
-    n = len(idx.variants)
-    with_pages = idx.variant_page_count
-    if with_pages == n:
-        pages_note = "Every variant also has a page of its own (linked from the matrix)."
-    elif with_pages == 0:
-        pages_note = "The variants have no pages of their own on this site: links to a variant open it here."
-    else:
-        pages_note = f"{with_pages:,} of them also have a page of their own; links to the others open them here."
-    intro = (
-        f"<p>Pick a value on every axis to see that variant of {h(idx.spec.name)} ({n:,} variants) exactly as sent: "
-        "the base instructions and every message and section in order, with token counts. "
-        f"{pages_note} The address of the page names the variant, so it can be shared. "
-        f"Back to the {link(idx.href(page, idx.matrix_page), 'Matrix')}.</p>"
-    )
-    widget = explorer.page_html(
-        explorer.DATA_FILE,  # beside the page
-        idx.axes,
-        js_url=idx.href(page, f"{ASSET_DIR}/explorer.js"),
-        css_url=idx.href(page, f"{ASSET_DIR}/explorer.css"),
-        extra=_explorer_links(idx),
-    )
-    return (
-        front_matter({"title": "Explorer", "hide": ["toc"]})
-        + "# Variant explorer\n\n"
-        + block(intro, cls="ps-intro")
-        + "\n\n"
-        + widget
-    )
-
-
-def _explorer_links(idx: SiteIndex) -> dict[str, str]:
-    """Where the explorer links a picked variant: its page and JSON download,
-    as URL templates with `{slug}` (Variant.slug), and which variants have
-    them ("all", "none" or a JSON list of ids)."""
-    page = idx.explorer_page
-    slug = "{slug}"
-    if idx.pages is None or len(idx.pages) == len(idx.variants):
-        paged = "all"
-    elif not idx.pages:
-        paged = "none"
-    else:
-        paged = json.dumps(sorted(v.id for v in idx.pages), separators=(",", ":"))
-    return {
-        "data-page-url": idx.href(page, idx._p("variants", slug + ".md")),
-        "data-json-url": idx.href(page, idx._p("variants", slug + ".json")),
-        "data-paged": paged,
-    }
-
-
 def overview_pages(prefix: str = "prompts", extra_axes: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
     """The overview pages (title, path) a nav lists; every other page is
-    reached by links."""
-    idx = Paths(prefix)
-    return (
-        ("Matrix", idx.matrix_page),
-        ("Explorer", idx.explorer_page),
-        *((page_parts.axis_title(a), idx.axis_page(a)) for a in ("model", "personality", "mode", *extra_axes)),
-        ("Fragments", idx.fragment_page()),
-        ("Tools", idx.tool_page()),
-        ("Assembly", idx.assembly_page),
-        ("Lint", idx.lint_page),
-        ("Changes", idx.changes_page),
-    )
+    reached by links.  The kinds that are always there, in registry order
+    (pages/registry.py)."""
+    return registry.overview_nav(Paths(prefix), (*NAV_AXES, *extra_axes))
 
 
 def assets() -> dict[str, bytes]:

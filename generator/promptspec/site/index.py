@@ -130,6 +130,10 @@ class Paths:
     def _p(self, *parts: str) -> str:
         return posixpath.join(self.prefix, *parts) if self.prefix else posixpath.join(*parts)
 
+    def page_path(self, *parts: str) -> str:
+        """A site path under the pages' folder, for a page kind's own pages."""
+        return self._p(*parts)
+
     @property
     def matrix_page(self) -> str:
         return self._p("index.md")

@@ -24,7 +24,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..errors import SpecError
 
@@ -129,33 +129,37 @@ CACHE_ENV = "PROMPTSPEC_CACHE_DIR"
 
 @dataclass(frozen=True)
 class Applied:
-    """What apply_defaults did: the spec the file names (the spec rule in
+    """What apply_defaults found: the values to fill in (option -> value,
+    paths made absolute), the spec the file names (the spec rule in
     spec/locate.py decides whether it is used) and the keys it left alone."""
 
     config: ProjectConfig
     spec: Path | None = None
     ignored: tuple[str, ...] = ()
+    values: Mapping[str, Any] = field(default_factory=dict)
 
 
-def apply_defaults(args: Any, start: Path | None = None, *, trusted: bool = True,
+def apply_defaults(unset: Iterable[str], start: Path | None = None, *, command: str | None = None, trusted: bool = True,
                    work_tree: Path | None = None) -> Applied:
-    """Fill the options an argparse namespace left unset (None) from the
-    nearest [tool.promptspec]; `base` only for `build` (diff takes its BASE
-    as an argument).
+    """The values for the options a command line left unset (`unset`: their
+    names) from the nearest [tool.promptspec]; `base` only for `command`
+    "build" (diff takes its BASE as an argument).  The caller fills them in.
 
     `trusted=False` (a gate judging a pull request, which brings its own
     pyproject.toml) fills nothing and reports the keys it would have used.
     A `cache_dir` from the file never beats $PROMPTSPEC_CACHE_DIR, and is
     refused inside the git work tree `work_tree`: a committed, edited token
     cache would change the figures a reviewer sees."""
-    dests = [key for key in KEYS if key != "base" or getattr(args, "command", None) == "build"]
-    if not any(getattr(args, key, 0) is None for key in dests):
+    open_keys = set(unset)
+    dests = [key for key in KEYS if (key != "base" or command == "build") and key in open_keys]
+    if not dests:
         return Applied(ProjectConfig())  # no option to fill: do not even look for a pyproject.toml
     config = load(start)
-    wanted = [key for key in dests if config.get(key) is not None and getattr(args, key, 0) is None]
+    wanted = [key for key in dests if config.get(key) is not None]
     if not trusted:
         return Applied(config, None, tuple(wanted))
     spec: Path | None = None
+    values: dict[str, Any] = {}
     for key in wanted:
         value = config.get(key)
         if key == "spec":
@@ -165,9 +169,8 @@ def apply_defaults(args: Any, start: Path | None = None, *, trusted: bool = True
             if os.environ.get(CACHE_ENV):
                 continue
             _check_cache_outside(Path(value), work_tree, config)
-        if hasattr(args, key):
-            setattr(args, key, Path(value) if key in PATH_KEYS else value)
-    return Applied(config, spec)
+        values[key] = Path(value) if key in PATH_KEYS else value
+    return Applied(config, spec, values=values)
 
 
 def _check_cache_outside(cache: Path, work_tree: Path | None, config: ProjectConfig) -> None:

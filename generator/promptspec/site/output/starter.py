@@ -20,7 +20,6 @@ aside and moved into place, so a failure leaves nothing behind.
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 from typing import Sequence
@@ -181,44 +180,17 @@ def init_team(out: Path) -> list[Path]:
     return [out / "templates", out / "mkdocs.yml", out / "docs" / "index.md", out / ".gitignore"]
 
 
-def add_command(sub) -> None:
-    """`promptspec site init` and `promptspec init` on the CLI's subcommands (cli.build_parser)."""
-    site_sub = sub.add_parser("site", help="set up an MkDocs site for a spec").add_subparsers(dest="action", metavar="ACTION", required=True)
-    q = site_sub.add_parser("init", help="write DIR/mkdocs.yml and DIR/docs/index.md for a spec (nothing is overwritten)")
-    q.add_argument("dir", type=Path, metavar="DIR")
-    q.add_argument("--spec", type=Path, default=None, metavar="SPEC", help="spec folder (default: DIR itself, if it holds spec.yaml)")
-    q.add_argument("--conformance", type=Path, default=None, metavar="FILE",
-                   help="a `promptspec verify --out` report: adds the Conformance page to the site and its nav")
-    q.add_argument("--history", action="append", default=[], metavar="SIDE",
-                   help="a release of the History section (repeat, oldest first; as for `promptspec history`): adds it to the nav")
-    q.set_defaults(func=_run)
-    t = sub.add_parser("init", help="start a team's own spec: DIR/templates/ (a copy of the example), mkdocs.yml and docs/")
-    t.add_argument("dir", type=Path, metavar="DIR", help="a new or empty folder (typically your repository)")
-    t.set_defaults(func=_run_team)
-
-
-def _next(out: Path) -> str:
+def preview_command(out: Path) -> str:
     """The command to preview a site in `out`, without a `cd .`."""
     here = Path(out).resolve() == Path.cwd().resolve()
     return "mkdocs serve" if here else f"cd {out} && mkdocs serve"
 
 
-def _run(args: argparse.Namespace) -> int:
-    for path in init_site(args.dir, args.spec, conformance=args.conformance, history=args.history):
-        print(f"wrote {path.absolute()}")
-    print(f"next: {_next(args.dir)}   (or mkdocs build --strict)")
-    return 0
-
-
-def _run_team(args: argparse.Namespace) -> int:
-    spec, *files = init_team(args.dir)
-    print(f"created {spec}/ (your spec: a copy of the example, to edit)")
-    for path in files:
-        print(f"created {path}")
-    out = spec.parent
+def team_next_steps(out: Path) -> str:
+    """The commands that start working in a team's new folder `out`: `git
+    init` unless it is in a repository already, then `mkdocs serve`."""
     repo = any((p / ".git").exists() for p in (out, *out.parents))
     steps = [] if repo else ["git init"]
     steps.append("mkdocs serve")
     lead = [] if out == Path.cwd().resolve() else [f"cd {out}"]
-    print(f"next: {' && '.join(lead + steps)}   (commands in this repository use templates/; see the guide 'Add a fragment')")
-    return 0
+    return " && ".join(lead + steps)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ... import review
+from ...review.diff import headroom_crossings
 from ...review.lockfile import INSTRUCTIONS, TOOL_PREFIX
 from ..index import SiteIndex
 from ..html.markup import (
@@ -160,9 +161,7 @@ class Changes:
 
     def headroom_crossings(self) -> list[tuple[str, int | None, int]]:
         """(variant, headroom before or None if new, headroom after): now past auto-compaction."""
-        out = [(c.id, c.headroom_before, c.headroom_after) for c in self.changed if c.crosses_headroom]
-        out += [(vid, None, hr) for vid, _, hr in self.added if hr is not None and hr < 0]
-        return sorted(out, key=lambda r: r[0])
+        return headroom_crossings(self.changed, ((vid, hr) for vid, _, hr in self.added))
 
 
 def _with_status(**kwargs: Any) -> Changes:
