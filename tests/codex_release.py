@@ -12,10 +12,13 @@ a failure in CI.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 from required import missing
 
@@ -53,6 +56,23 @@ def codex_install(release: str = PINNED) -> Path:
     folder = cache_root() / release
     if has_binary(folder):
         return folder
+    with _installing(folder):
+        if has_binary(folder):  # another test worker installed it while this one waited
+            return folder
+        return _npm_install(release, folder)
+
+
+@contextlib.contextmanager
+def _installing(folder: Path) -> Iterator[None]:
+    """One `npm install` per release folder at a time: the suite runs in several
+    worker processes (pytest-xdist), and two npm runs into one prefix break it."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _npm_install(release: str, folder: Path) -> Path:
     wanted = f"Codex {release} (not in {folder}; set PROMPTSPEC_CODEX_CACHE or let npm install it)"
     npm = shutil.which("npm")
     if npm is None:

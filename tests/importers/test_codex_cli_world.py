@@ -12,6 +12,7 @@ the MCP server is our own script (mcp_one_tool.py).
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,7 +65,7 @@ def release(request):
     return request.param, codex_install(request.param)
 
 
-def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path):
+def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path, capsys):
     rel, cli = release
     home = tmp_path / "home"
     home.mkdir()
@@ -85,11 +86,15 @@ def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path):
     assert "{{ developer_instructions }}" in "".join(p.read_text() for p in (out / "texts").rglob("*.md"))
     assert spec["agents_md"]["user_instructions"] == "codex_home/AGENTS.md"
     assert (out / "codex_home" / "AGENTS.md").read_text() == GLOBAL_DOC
-    # The MCP server's one tool is a tool file; releases that defer MCP tools list its namespace.
+    # The MCP server's one tool is a tool file on every release: sent in the first request
+    # (0.125.0), or a deferred namespace that tool_search loads (0.171.0), listed in <tools>.
     if rel == "0.125.0":
         assert any("note_down" in text and "mcp__notebook__" in text for text in tools_of(out).values())
     else:
-        assert "mcp__notebook" in variant_text(out, "deferred_tools")
+        entry = json.loads(tools_of(out)["mcp__notebook"])
+        assert entry["deferred"] is True and entry["definition"]["type"] == "namespace"
+        assert [t["name"] for t in entry["definition"]["tools"]] == ["note_down"]
+        assert "- mcp__notebook\n" in variant_text(out, "deferred_tools")
     if disable:
         assert not any(name.startswith("view_image") for name in tools_of(out))
     # Cut at 32 KiB by byte, decoded lossily: the split character is U+FFFD.
@@ -101,9 +106,24 @@ def test_home_config_global_doc_mcp_and_a_cut_project_doc(release, tmp_path):
     prov = json.loads((out / "provenance.json").read_text())["world"]
     assert prov["credentials_skipped"] == ["auth.json"]
     assert "mcp_servers.notebook.env.NOTEBOOK_TOKEN=<redacted>" in prov["config_overrides"]
+    if rel != "0.125.0":  # the <tools> line is said from the tool file: without it, no line
+        copy = tmp_path / "without-mcp"
+        shutil.copytree(out, copy)
+        (copy / "tools" / "mcp__notebook.json").unlink()
+        assert "mcp__notebook" not in variant_text(copy, "deferred_tools")
+    # verify compares in the same world: the recorded one cannot replay the redacted token, so
+    # it asks for the flags; given them, a sample of variants is identical to the binary's.
+    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--threads", "0"]) == 2
+    assert "credential" in capsys.readouterr().err
+    flags = ["--cwd", str(proj), "--codex-home", str(home), *[a for o in world.overrides for a in ("-c", f"{o.key}={o.raw}")],
+             *[a for f in disable for a in ("--disable", f)]]
+    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--sample", "2", "--threads", "0", *flags]) == 0
+    said = capsys.readouterr()
+    assert "2 of 2 compared variants identical" in said.out
+    assert "auth.json: holds credentials; skipped, not copied" in said.err  # named, and the run goes on
 
 
-def test_small_doc_budget_live_search_and_no_unified_exec(release, tmp_path):
+def test_small_doc_budget_live_search_and_no_unified_exec(release, tmp_path, capsys):
     rel, cli = release
     proj = project(tmp_path / "proj", big_doc(100))
     world = make_world(proj, None, ["project_doc_max_bytes=100", 'web_search="live"'], (), ("unified_exec",))
@@ -118,6 +138,15 @@ def test_small_doc_budget_live_search_and_no_unified_exec(release, tmp_path):
         assert "exec_command" not in tools
     searches = [json.loads(t)["definition"] for n, t in tools.items() if n.startswith("web_search")]
     assert searches and all(d.get("external_web_access") is True for d in searches)
+    # verify runs in the world provenance.json records; in another world (a smaller budget) it differs.
+    before = sorted(p.relative_to(proj) for p in proj.rglob("*") if ".git" not in p.parts)
+    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--sample", "2"]) == 0
+    said = capsys.readouterr().out
+    assert "in the world: --cwd" in said and "not run there" in said  # the threads would write into the project
+    assert sorted(p.relative_to(proj) for p in proj.rglob("*") if ".git" not in p.parts) == before
+    assert main(["verify", "--cli", str(cli), "--spec", str(out), "--sample", "1", "--threads", "0", "--cwd", str(proj),
+                 "-c", "project_doc_max_bytes=50", "-c", 'web_search="live"', "--disable", "unified_exec"]) == 1
+    assert "DIFFERS agents_md" in capsys.readouterr().out
 
 
 def test_search_disabled_and_no_shell_tool(release, tmp_path):
@@ -144,10 +173,25 @@ def test_a_hanging_mcp_server_is_named(tmp_path, capsys):
     (["-c", "novalue"], "expected KEY=VALUE"),
     (["--codex-home", "{tmp}/missing"], "--codex-home"),
 ])
-def test_bad_world_input_is_one_line(tmp_path, capsys, args, message):
+@pytest.mark.parametrize("command", ["import-codex", "verify"])
+def test_bad_world_input_is_one_line(tmp_path, capsys, args, message, command):
     cli = tmp_path / "codex"  # refused before any Codex runs
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    rc = main(["import-codex", "--cli", str(cli), "--out", str(tmp_path / "spec"), *args])
+    where = ["--out", str(tmp_path / "spec")] if command == "import-codex" else ["--spec", str(tmp_path / "spec")]
+    rc = main([command, "--cli", str(cli), *where, *args])
     err = capsys.readouterr().err
     assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "spec").exists()
+
+
+def test_mcp_tools_a_release_names_in_its_tool_search_land_as_a_deferred_tool_file(tmp_path):
+    """Around 0.150 Codex neither sends an MCP server's tools nor lists `mcp__NAME`:
+    the tool_search description names the server (`- notebook`); the import
+    still loads its namespace and writes it as a deferred tool file."""
+    cli = codex_install("0.150.0")
+    world = make_world(None, None, [f'mcp_servers.notebook.command="{sys.executable}"', f'mcp_servers.notebook.args=["{MCP}"]'])
+    out, stats = import_cli(cli, tmp_path / "spec", models=("gpt-5.5",), world=world)
+    assert stats["reproduced"] == stats["compared"] > 0
+    entry = json.loads(tools_of(out)["mcp__notebook"])
+    assert entry["deferred"] is True and [t["name"] for t in entry["definition"]["tools"]] == ["note_down"]
+    assert "- notebook" in json.loads(tools_of(out)["tool_search"])["definition"]["description"]

@@ -78,3 +78,28 @@ def test_history_names_the_threads_a_later_turn_edit_changed_from_text_and_lock_
         threads = step["conversations"]
         assert any(t.startswith("long-session from harbor-5/default/default/workspace-write: request 5 differs") for t in threads)
         assert not any(t.startswith("mode-switch") for t in threads)
+
+
+def test_check_annotations_put_a_later_turn_edit_on_its_file_and_name_the_threads(tmp_path, capsys):
+    spec = _edited(tmp_path, "fragments/compact_prompt.md", "- the exact error messages seen.\n")
+    shutil.copy(TEMPLATES / "prompts.lock.json", spec / "prompts.lock.json")
+    assert main(["check", "--spec", str(spec), "--format", "github"]) == 1
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("::error")]
+    (note,) = [ln for ln in lines if "compact_prompt.md" in ln]
+    # On the edited file, naming the threads it reaches (mode-switch never compacts); nothing else is blamed.
+    assert "long-session from harbor-5/default/default/workspace-write" in note and "mode-switch" not in note
+    assert len(lines) == 1, lines
+    assert main(["check", "--spec", str(spec), "--format", "sarif"]) == 1
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for r in results for loc in r["locations"]}
+    assert len(results) == 1 and any(u.endswith("fragments/compact_prompt.md") for u in uris)
+
+
+def test_a_lock_without_conversation_sources_still_fails_check_on_the_lock_file(tmp_path, capsys):
+    spec = _edited(tmp_path, "fragments/compact_prompt.md", "- the exact error messages seen.\n")
+    data = json.loads((TEMPLATES / "prompts.lock.json").read_text(encoding="utf-8"))
+    del data["conversation_sources"]  # a lock written before they were recorded
+    (spec / "prompts.lock.json").write_text(json.dumps(data), encoding="utf-8")
+    assert main(["check", "--spec", str(spec), "--format", "github"]) == 1
+    (note,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("::error")]
+    assert "prompts.lock.json" in note and "conversations differ" in note and "request 5 differs" in note

@@ -602,6 +602,30 @@ def test_explorer_links_a_picked_variant_to_its_page_and_json(driver, embedded):
     assert _errors(driver) == []
 
 
+def test_explorer_shows_each_conversation_from_the_picked_variant(driver, embedded):
+    """Any variant, not only each model's first: the picked variant's threads,
+    request by request, with the items each adds exactly as the library builds them."""
+    from promptspec.assemble.conversation import conversation
+    from promptspec.spec.readers.scripts import read_script
+
+    base, result = embedded
+    firsts = {}
+    for v in result.variants:
+        firsts.setdefault(v.model, v)
+    v = next(v for v in reversed(result.variants) if v not in firsts.values())  # no conversation page starts here
+    _explorer_ready(driver, f"{base}/embedded/prompts/explorer/#variant={v.id}")
+    name, ref = result.spec.conversations[-1]
+    thread = conversation(result.spec, v, read_script(result.spec.root / ref, ref))
+    block = driver.find_element(By.CSS_SELECTOR, f'details.pse-conversation[data-conversation="{name}"]')
+    requests = block.find_elements(By.CSS_SELECTOR, "details.pse-request")
+    assert len(requests) == len(thread) and f"{len(thread)} requests" in block.find_element(By.TAG_NAME, "summary").get_attribute("textContent")
+    assert [r.get_attribute("data-kind") for r in requests] == [t.kind for t in thread]
+    n = [t.kind for t in thread].index("compaction")
+    shown = [p.get_attribute("textContent") for p in requests[n].find_elements(By.CSS_SELECTOR, "pre")]
+    assert shown == [s.text for m in thread[n].new_messages for s in m.sections] and shown
+    assert _errors(driver) == []
+
+
 def test_explorer_compares_two_variants_section_by_section(driver, embedded):
     from selenium.webdriver.support.ui import Select
 

@@ -90,9 +90,27 @@ def embedded(tmp_path_factory):
     return result, explorer.build(result)
 
 
+def conversation_texts(result: pipeline.Result, variants=None) -> set[str]:
+    """Every text the spec's conversations add, from each of `variants` (default: all), built by the library."""
+    from promptspec.assemble.conversation import conversation
+    from promptspec.spec.readers.scripts import read_script
+
+    spec = result.spec
+    out: set[str] = set()
+    for _, ref in spec.conversations:
+        script = read_script(spec.root / ref, ref)
+        for v in variants if variants is not None else result.variants:
+            out |= {s.text for t in conversation(spec, v, script) for m in t.new_messages for s in m.sections}
+    return out
+
+
 def distinct_section_bytes(result: pipeline.Result) -> int:
-    """UTF-8 bytes of the distinct section texts (base instructions not counted)."""
-    texts = {s.text for r in result.requests for _, _, s in r.sections}
+    """UTF-8 bytes of the distinct section texts (base instructions not counted),
+    those the conversations add from each model's first variant included."""
+    firsts: dict[str, object] = {}
+    for v in result.variants:
+        firsts.setdefault(v.model, v)
+    texts = {s.text for r in result.requests for _, _, s in r.sections} | conversation_texts(result, list(firsts.values()))
     return sum(len(t.encode("utf-8")) for t in texts)
 
 
@@ -264,6 +282,7 @@ def test_each_distinct_text_is_stored_once(embedded):
     assert len(texts) == len(set(texts))
     expected = {r.base.text for r in result.requests} | {s.text for r in result.requests for _, _, s in r.sections}
     expected |= {t.serialized for t in result.spec.tools}  # each tool definition, as sent
+    expected |= conversation_texts(result)  # what the conversations add, from every variant
     assert set(texts) == expected
 
 

@@ -33,7 +33,7 @@ def test_overrides_become_settings_in_the_specs_names():
 def test_the_standard_set_covers_every_kind_of_switch_and_compaction():
     names = {t.name for t in standard_threads(Config("a"), CATALOG, "skill-x", "/w")}
     assert {"two-turns", "model-within-family", "model-across-families", "personality-friendly", "personality-none",
-            "mode-from-unset", "sandbox", "approval", "cwd", "skill-mention", "compact-manual", "compact-prompt",
+            "mode-from-unset", "sandbox", "approval", "cwd", "cwd-unrestricted", "skill-mention", "compact-manual", "compact-prompt",
             "compact-auto", "compact-below", "compact-configured"} == names
     auto = {t.name: t for t in standard_threads(Config("a"), CATALOG, None, "/w")}
     # 90 % of a's window; one below for the negative control.

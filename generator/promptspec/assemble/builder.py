@@ -28,9 +28,7 @@ from .layouts import choose_layout
 from .request import BaseInstructions, Message, Request, Section, Variant
 from .thread_state import first_thread
 
-# ---------------------------------------------------------------------------
-# Rendering with a cache keyed by what each template reads
-
+# -- Rendering with a cache keyed by what each template reads --------------
 
 def _freeze(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
@@ -214,11 +212,11 @@ class Assembler:
         return self.renderer.render_file(ref, values)  # type: ignore[arg-type]
 
     # -- context --------------------------------------------------------------
-    def _context(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None) -> "_Context":
-        key = ("ctx", variant, _freeze(overrides), _freeze(thread))
+    def _context(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None, base_of: Variant | None = None) -> "_Context":
+        key = ("ctx", variant, _freeze(overrides), _freeze(thread), base_of)
         ctx = self._cache.get(key)
         if ctx is None:
-            ctx = _Context(self, variant, overrides, thread)
+            ctx = _Context(self, variant, overrides, thread, base_of)
             self._cache[key] = ctx
         return ctx
 
@@ -302,16 +300,16 @@ class Assembler:
                     out.append(section)
         return out
 
-    def assemble(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (),
-                 thread: Mapping[str, Any] | None = None) -> Request:
-        """The first request of `variant`; in a thread, `overrides` are the
-        settings changed since its start and `thread` what templates see of it."""
+    def assemble(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None, base_of: Variant | None = None) -> Request:
+        """The first request of `variant`; in a thread, `overrides` are the settings changed since its
+        start, `thread` what templates see of it, `base_of` whose base instructions `base` holds."""
         spec = self.spec
         model = self._models[variant.model]
-        ctx = self._context(variant, overrides, thread)
+        ctx = self._context(variant, overrides, thread, base_of)
         by_slot: dict[str, list[Fragment]] = {}
+        rebuilt = thread is not None and thread.get("request") == "rebuilt"  # later fragments with a slot join it
         for fragment in spec.fragments:
-            if not fragment.later and self.applies(fragment, variant):
+            if (not fragment.later or (rebuilt and fragment.slot)) and self.applies(fragment, variant):
                 by_slot.setdefault(fragment.slot, []).append(fragment)
         messages: list[Message] = []
         size = len(ctx.base().text)
@@ -365,10 +363,10 @@ def _line_in(raw: Any, section: str, key: str) -> int | None:
 class _Context:
     """The values a variant's templates may read, computed lazily and once."""
 
-    def __init__(self, asm: Assembler, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (),
-                 thread: Mapping[str, Any] | None = None):
+    def __init__(self, asm: Assembler, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None, base_of: Variant | None = None):
         self.asm = asm
         self.variant = variant
+        self.base_of = base_of or variant
         spec = asm.spec
         self.scalars: dict[str, Any] = dict(spec.scenario)
         self.tokens: dict[str, Any] = {}
@@ -376,7 +374,7 @@ class _Context:
             self.scalars[axis] = spec.aliases.get(axis, {}).get(value, value)
         self.scalars.update(overrides)
         self.scalars["thread"] = thread if thread is not None else first_thread(spec, variant, self.scalars)
-        self.state_key = (_freeze(overrides), _freeze(thread))
+        self.state_key = (_freeze(overrides), _freeze(thread), base_of)
         self._lazy = {*BUILTIN_NAMES, *spec.derived}
         self._deriving: set[str] = set()
         self._derived_sources: dict[str, tuple[SourceRef, ...]] = {}
@@ -467,10 +465,10 @@ class _Context:
             }
             refs = tuple(SourceRef(t.source, "", t.line or 0, t.line or 0, digest(t.serialized)) for t in (*sent, *deferred))
             return _Obj(("tools", tuple(t.name for t in sent), tuple(t.name for t in deferred)), data, {k: refs for k in data}, log)
-        if name == "base":
-            b = self.base()
+        if name in ("base", "model_base"):  # model_base: the current model's own, whatever the session keeps
+            b = self.base() if name == "base" else self.base_for(v)
             data = {"text": b.text, "rule": b.rule, "detail": b.detail}
-            return _Obj(("base", b), data, {k: b.sources for k in data}, log)
+            return _Obj((name, b), data, {k: b.sources for k in data}, log)
         if name in spec.derived:
             if name in self._deriving:
                 raise SpecError(f"derived value {name!r} depends on itself", "spec.yaml", hint="break the cycle in 'derived'")
@@ -538,19 +536,20 @@ class _Context:
         return self._tools
 
     def base(self) -> BaseInstructions:
+        """The base instructions the request holds (`base_of`'s: the session's first, in a rebuilt context)."""
         if self._base is None:
-            spec, model = self.asm.spec, self.asm._models[self.variant.model]
-            stated = exact_for(spec, "instructions", "", self.variant, model)
-            if stated is not None:
-                self._base = self._exact_base(stated)
-                return self._base
-            key = ("base", self.variant.model, self.variant.personality)
-            base = self.asm._cache.get(key)
-            if base is None:
-                base = base_instructions(self.asm.spec, self.asm._models[self.variant.model], self.variant.personality)
-                self.asm._cache[key] = base
-            self._base = base
+            self._base = self.base_for(self.base_of)
         return self._base
+
+    def base_for(self, variant: Variant) -> BaseInstructions:
+        spec, model = self.asm.spec, self.asm._models[variant.model]
+        stated = exact_for(spec, "instructions", "", variant, model)
+        if stated is not None:
+            return self._exact_base(stated)
+        key = ("base", variant.model, variant.personality)
+        if key not in self.asm._cache:
+            self.asm._cache[key] = base_instructions(self.asm.spec, model, variant.personality)
+        return self.asm._cache[key]  # type: ignore[no-any-return]
 
     def _exact_base(self, stated: ExactPart) -> BaseInstructions:
         """Base instructions an `exact:` entry states: its file, placeholders filled."""

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 
 from ..spec.model import BUILTIN_AXES, Spec
 from ..spec.readers.scripts import Script, Step, check_script
-from ..spec.readers.turns import HistoryPiece
+from ..spec.readers.turns import HistoryPiece, Partial
 from .body import merge
 from .builder import Assembler
 from .thread_state import state_values
@@ -109,16 +109,26 @@ class Conversation:
         """One message per `turns.updates` entry whose `on` names a change."""
         changed = set(thread["changed"])
         model = self.spec.model(now.variant.model)
-        out = []
+        out: list[Message] = []
         for update in self.spec.turns.updates:
-            if not changed.intersection(update.on) or not update.when.matches(now.variant, model):
+            why = changed.intersection(update.on)
+            if not why or not update.when.matches(now.variant, model):
                 continue
             sections = self.asm.later_sections(update.fragments, now.variant, now.overrides, thread)
-            if sections and update.if_different:
+            only_if_different = why <= set(update.if_different)
+            if sections and (only_if_different or update.partial):
                 before = self.asm.later_sections(update.fragments, previous.variant, previous.overrides, thread)
-                if [x.text for x in before] == [x.text for x in sections]:
+                if only_if_different and [x.text for x in before] == [x.text for x in sections]:
                     continue
-            if sections:
+                if update.partial:
+                    was = {x.fragment: x.body for x in before}
+                    sections = [dataclasses.replace(x, body=partial_body(was.get(x.fragment, ""), x.body, update.partial))
+                                for x in sections]
+            if not sections:
+                continue
+            if out and out[-1].role == update.role and update.role in self.spec.turns.join:
+                out[-1] = Message(update.role, (*out[-1].sections, *sections))
+            else:
                 out.append(Message(update.role, tuple(sections)))
         return out
 
@@ -156,10 +166,19 @@ class Conversation:
             req = dataclasses.replace(req, params=tuple((k, merged[k]) for k in order if k in merged), tools=tools)
         return req
 
-    def _rebuild(self, start: _State, state: _State, user_texts: list[Message], summary: str, turn: int, source: str) -> list[Message]:
+    def _rebuild(self, start: _State, previous: _State, state: _State, user_texts: list[Message], summary: str, turn: int) -> list[Message]:
+        """The history after a compaction; its initial context is the current
+        state's first request (`thread.previous`: the state before this turn's
+        switch, if any), with the thread's first base instructions when the
+        session keeps them (`turns.instructions: first`)."""
         comp = self.spec.turns.compaction
-        thread = self._thread(start, state, state, "rebuilt", turn, True)
-        initial = list(self._initial(state, thread).messages)
+        thread = self._thread(start, previous, state, "rebuilt", turn, True)
+        base_of = start.variant if self.spec.turns.instructions == "first" else None
+        initial = []
+        for m in self.asm.assemble(state.variant, state.overrides, thread, base_of).messages:
+            kept = tuple(x for x in m.sections if x.fragment not in comp.leave_out)
+            if kept:
+                initial.append(m if len(kept) == len(m.sections) else dataclasses.replace(m, sections=kept))
         summary_msgs: list[Message] = []
         if comp.summary is not None:
             sections = self.asm.later_sections((comp.summary,), state.variant, (*state.overrides, ("summary", summary)),
@@ -189,7 +208,7 @@ class Conversation:
                 if reply is not None:
                     history.append(self._reply(reply))
                 out.append(self._compaction(n, state, first, history, "manual", 0 if rebuilt else before))
-                history = self._rebuild(start, state, users, step.reply, n, script.source)
+                history = self._rebuild(start, state, state, users, step.reply, n)
                 reply, rebuilt = None, True
                 continue
             now = _apply(spec, state, step.set) if n > 1 else state
@@ -201,7 +220,7 @@ class Conversation:
                 reason = self._auto_reason(reply, state, now)
                 if reason:
                     out.append(self._compaction(n, state, first, history, reason, 0 if rebuilt else before))
-                    history = self._rebuild(start, now, users, step.summary or DEFAULT_SUMMARY, n, script.source)
+                    history = self._rebuild(start, state, now, users, step.summary or DEFAULT_SUMMARY, n)
                     rebuilt = True
                 else:
                     history.extend(self._updates(state, now, self._thread(start, state, now, "update", n, rebuilt)))
@@ -238,8 +257,32 @@ class Conversation:
         thread = {"request": "compaction", "turn": n, "reason": reason}
         sections = self.asm.later_sections((comp.prompt,), state.variant, state.overrides, thread)
         prompt = [Message(s.role, (s,)) for s in sections]
-        req = self._request(state, first, [*history, *prompt], comp.params)
+        params = merge(dict(comp.params), comp.switch_params) if reason.startswith("model switch") else comp.params
+        req = self._request(state, first, [*history, *prompt], params)
         return ThreadRequest(n, "compaction", req, new, reason)
+
+
+TAG = re.compile(r"\s*<([A-Za-z_][\w.-]*)")
+
+
+def line_key(line: str) -> str | None:
+    """The name of a line for a partial update: the XML tag it opens with (None: no tag)."""
+    m = TAG.match(line)
+    return m.group(1) if m else None
+
+
+def partial_body(before: str, body: str, partial: Partial) -> str:
+    """The lines of `body` a partial update sends (spec/turns.py `Partial`):
+    the changed ones, those `always` names, those tied `with` a sent line,
+    and every line that opens with no tag."""
+    was = {line_key(x): x for x in before.splitlines(keepends=True)}
+    lines = body.splitlines(keepends=True)
+    keys = [line_key(x) for x in lines]
+    sent = {k for k, x in zip(keys, lines) if k is None or k in partial.always or was.get(k) != x}
+    ties = dict(partial.with_)
+    for _ in range(len(ties)):  # a tie to a tied line: follow the chain
+        sent |= {k for k, other in ties.items() if other in sent}
+    return "".join(x for k, x in zip(keys, lines) if k in sent)
 
 
 def _piece(piece: HistoryPiece, initial: list[Message], users: list[Message], summary: list[Message]) -> list[Message]:

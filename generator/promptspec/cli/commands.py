@@ -89,6 +89,25 @@ def _codex_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=0, metavar="N", help="the loopback recorder's port (default: any free one)")
 
 
+def _world_args(p: argparse.ArgumentParser, prefix: str, default: str = "") -> None:
+    """The user's world for a Codex run (oracle/world.py): the same flags for import-codex and verify."""
+    p.add_argument("--cwd", metavar="DIR", help=f"{prefix}run Codex in this project (its AGENTS.md chain, git root){default}")
+    p.add_argument("--codex-home", metavar="DIR", help=f"{prefix}take config.toml, AGENTS.md and skills from this Codex home (never auth.json, sessions, history, logs)")
+    p.add_argument("-c", dest="config", action="append", metavar="KEY=VALUE", help=f"{prefix}a config override (TOML value) for every Codex process (repeatable)")
+    p.add_argument("--enable", action="append", metavar="FEATURE", help=f"{prefix}turn a Codex feature on (repeatable)")
+    p.add_argument("--disable", action="append", metavar="FEATURE", help=f"{prefix}turn a Codex feature off (repeatable)")
+
+
+def _world(args: argparse.Namespace):
+    """The world the flags give (None: none given); a credential file of the home is named and skipped."""
+    from ..oracle.world import make_world
+
+    world = make_world(args.cwd, args.codex_home, args.config or (), args.enable or (), args.disable or ())
+    for name in world.skipped:
+        print(f"note: {world.codex_home}/{name}: holds credentials; skipped, not copied", file=sys.stderr)
+    return None if world.empty else world
+
+
 def _spec_dir(args: argparse.Namespace) -> Path:
     return spec_choice(args).path
 
@@ -317,13 +336,9 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
         print(f"note: {CANNOT_KNOW}")
         return 0
     from ..importers.codex_cli import import_cli
-    from ..oracle.world import make_world
 
-    world = make_world(args.cwd, args.codex_home, args.config or (), args.enable or (), args.disable or ())
-    for name in world.skipped:
-        print(f"note: {world.codex_home}/{name}: holds credentials; skipped, not copied", file=sys.stderr)
     written, stats = import_cli(args.cli, args.out, force=args.force, models=tuple(args.model or ()),
-                                timeout=args.timeout, port=args.port, world=None if world.empty else world,
+                                timeout=args.timeout, port=args.port, world=_world(args),
                                 later_turns=getattr(args, "later_turns", False))
     print(f"wrote a spec of Codex {stats['release']} to {written}: {stats['reproduced']} of {stats['compared']}"
           f" captured first requests reproduced ({stats['seconds']:.1f} s)")
@@ -344,7 +359,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("--sample must be at least 1")
     if args.threads < 0:
         raise UsageError("--threads must be 0 or more")
-    report = verify(args.cli, _spec_dir(args), sample=args.sample, timeout=args.timeout, port=args.port, threads=args.threads)
+    from ..verify.run import RECORDED
+
+    world = _world(args)
+    report = verify(args.cli, _spec_dir(args), sample=args.sample, timeout=args.timeout, port=args.port, threads=args.threads,
+                    world=RECORDED if world is None else world)
     if args.out is not None:
         write_text(args.out, as_json(report))
     sys.stdout.write(render(report, args.format))
@@ -494,7 +513,9 @@ def cmd_lock(args: argparse.Namespace) -> int:
         from ..measure.conversation import runs
         from ..review import conversation_lock
 
-        data[conversation_lock.KEY] = conversation_lock.entries(runs(result.spec, result.variants, _counter(args)))
+        threads = runs(result.spec, result.variants, _counter(args))
+        data[conversation_lock.KEY] = conversation_lock.entries(threads)
+        data[conversation_lock.SOURCES_KEY] = conversation_lock.sources(threads)
     written = lockfile.write(path, data)
     print(f"{'wrote' if written else 'up to date:'} {path} ({len(result.measures)} variants)")
     return 0

@@ -10,7 +10,7 @@ from typing import NoReturn
 
 from .. import __version__
 from . import commands
-from .commands import _codex_run_args, _spec_arg
+from .commands import _codex_run_args, _spec_arg, _world_args
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,11 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.add_argument("--model", action="append", metavar="SLUG", help="with --cli: import only this model (repeatable; default: all)")
-    p.add_argument("--cwd", metavar="DIR", help="with --cli: run Codex in this project (its AGENTS.md chain, git root)")
-    p.add_argument("--codex-home", metavar="DIR", help="with --cli: take config.toml, AGENTS.md and skills from this Codex home (never auth.json, sessions, history, logs)")
-    p.add_argument("-c", dest="config", action="append", metavar="KEY=VALUE", help="with --cli: a config override (TOML value) for every Codex process (repeatable)")
-    p.add_argument("--enable", action="append", metavar="FEATURE", help="with --cli: turn a Codex feature on (repeatable)")
-    p.add_argument("--disable", action="append", metavar="FEATURE", help="with --cli: turn a Codex feature off (repeatable)")
+    _world_args(p, "with --cli: ")
     p.add_argument("--later-turns", action="store_true",
                    help="with --cli: also capture the standard threads (switches, a skill mention, compactions) and learn what later "
                         "requests send (turns:); nothing is written unless the spec reproduces every request of every thread")
@@ -136,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "started from the first N compared variants (default 2; 0: none)")
     p.add_argument("--out", type=Path, default=None, metavar="FILE", help="store the report as JSON (for the site's Conformance page)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    _world_args(p, "", " (default: the world the spec's provenance.json records)")
     _codex_run_args(p)
     p.set_defaults(func=commands.cmd_verify)
     site_sub = sub.add_parser("site", help="set up an MkDocs site for a spec").add_subparsers(dest="action", metavar="ACTION", required=True)

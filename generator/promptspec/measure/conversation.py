@@ -97,18 +97,13 @@ def runs(spec: Any, variants: Sequence[Any], counter: Any, asm: Any = None) -> l
     for v in variants:
         starts.setdefault(v.model, v)
     out = []
-    from ..errors import SpecError
-
     for name, ref in spec.conversations:
         path = spec.fs.resolve(ref, origin="spec.yaml")
         script = read_script(path, spec.fs.display(path))
         for model, variant in starts.items():
-            try:
-                thread = conversation(spec, variant, script, asm)
-            except SpecError:
-                # A script that does not fit this spec (a model_filter left out the model it
-                # switches to): left out of the site, diff and lock; `render --conversation` says why.
-                continue
+            # A script that does not fit the spec (a model a model_filter leaves out, a mode
+            # it lacks) stops the command with check_script's one line: never a silent gap.
+            thread = conversation(spec, variant, script, asm)
             measures = measure_all(spec, [t.request for t in thread], counter)
             out.append(Run(name, script.description, variant, tuple(thread), tuple(measures)))
     return out

@@ -20,7 +20,7 @@ from ..errors import escape_controls
 from ..util.atomic import interrupts_as_exceptions
 from .appserver import AppServer
 from .binary import CodexBinary, CodexError
-from .recorder import Recorder, RecorderError
+from .recorder import Recorder, start_recorder
 from .scratch import PROMPT, Scratch, make_scratch, provider_overrides, remove_scratch, run
 
 if TYPE_CHECKING:
@@ -82,6 +82,8 @@ class Harvest:
     models: list[str] = field(default_factory=list)  # the models imported (empty: all)
     roots_sorted: bool | None = None  # does the release sort the writable roots? (None: not probed)
     world: Any = None  # the user's World (oracle/world.py) the captures ran in; None: the scratch project
+    mcp_deferred: dict[str, Any] = field(default_factory=dict)  # per MCP server a release defers: the namespace it loads (oracle/mcp.py)
+    mcp_hidden: list[str] = field(default_factory=list)  # MCP servers no captured request shows (code-mode models only)
 
 
 def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:
@@ -153,13 +155,8 @@ def capture(binary: CodexBinary, scratch: Scratch, configs: list[Config], timeou
     """The first request of a thread per configuration, through one app-server."""
     if not configs:
         return
-    try:
-        # Bounded by itself: a few requests per thread at most, a few seconds per thread at worst.
-        rec = Recorder(max_requests=3 * len(configs) + 10, timeout=120.0 + 5.0 * len(configs), port=port)
-        rec.start()
-    except RecorderError as exc:
-        raise CodexError(f"the loopback recorder cannot start: {exc}", release=binary.release,
-                         hint="free that port or pass --port 0 for any free one") from None
+    # Bounded by itself: a few requests per thread at most, a few seconds per thread at worst.
+    rec = start_recorder(binary.release, 3 * len(configs) + 10, 120.0 + 5.0 * len(configs), port)
     try:
         for start in range(0, len(configs), THREADS_PER_SERVER):
             with AppServer(binary, scratch, provider_overrides(rec.url), timeout=timeout) as srv:
@@ -250,24 +247,14 @@ def _reason(exc: CodexError) -> str:
     return text.split("was refused: ", 1)[-1].rsplit(" (this release", 1)[0]
 
 
-def _check_mcp(binary: CodexBinary, world: "World | None", warmed: list[Capture], timeout: float) -> None:
-    """A configured MCP server whose tools the first request lacks did not start
-    (or hung past Codex's startup timeout): named, rather than imported without it."""
-    from .world import missing_mcp_tools
-
-    body = warmed[0].body if warmed else None
-    missing = missing_mcp_tools(world, body) if body is not None else []
-    if missing:
-        raise CodexError(f"MCP server {missing[0]!r} did not start, hung, or lists no tools (its tools are not in the request)",
-                         release=binary.release,
-                         hint=f"run its command by hand; check mcp_servers.{missing[0]}.command/args (Codex waits startup_timeout_sec, --timeout bounds the turn)")
-
-
 @interrupts_as_exceptions()  # SIGTERM (a CI cancel, `timeout`) still runs the finally that removes the scratch world
 def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = None, timeout: float = 60.0,
             port: int = 0, world: "World | None" = None) -> Harvest:
     """Catalog + the first request of every (or `n` sampled) configuration(s) of
     the catalog's models (or of `models`), in the scratch world or the user's (`world`)."""
+    from .mcp import deferred_definitions
+    from .world import check_mcp
+
     scratch = make_scratch(world=world)
     try:
         catalog = debug_models(binary, scratch, timeout)
@@ -279,7 +266,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
                                  hint=f"known: {', '.join(known)}")
         warm = [Config(wanted[0] if wanted else known[0])]
         warmed = list(capture(binary, scratch, warm, timeout, port))  # unpack bundled skills and settle project trust first
-        _check_mcp(binary, world, warmed, timeout)
+        check_mcp(world, [c.body for c in warmed], binary.release)  # fails fast where the first model shows MCP tools
         configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
         configs = sample(configs, n)
         if len(configs) > MAX_CONFIGS:
@@ -292,6 +279,12 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
         h.captures = list(capture(binary, scratch, configs, timeout, port))
         h.models = wanted
         h.world = world
+        firsts: dict[str, Any] = {}  # one body per model tells which MCP servers it names
+        for c in h.captures:
+            if c.body is not None:
+                firsts.setdefault(c.config.model, c.body)
+        h.mcp_deferred = deferred_definitions(binary, scratch, world, list(firsts.items()), timeout, port)
+        h.mcp_hidden = check_mcp(world, [c.body for c in h.captures], binary.release)
         h.roots_sorted = _probe_root_order(binary, scratch, h, timeout, port)
         if scratch.values()["current_date"] != h.sentinels["current_date"]:
             raise CodexError("the date changed during the run", release=binary.release, hint="rerun")

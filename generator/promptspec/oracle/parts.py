@@ -147,7 +147,3 @@ def to_placeholders(text: str, sentinels: Mapping[str, str]) -> str:
 
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-
-
-def has_placeholder_syntax(text: str) -> bool:
-    return bool(PLACEHOLDER.search(text))

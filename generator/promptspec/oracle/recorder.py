@@ -78,12 +78,17 @@ def _sse(events: list[dict[str, Any]]) -> bytes:
     )
 
 
-def _reply(n: int, total_tokens: int = 2) -> bytes:
+def _reply(n: int, total_tokens: int = 2, items: list[dict[str, Any]] | None = None) -> bytes:
     rid, mid = f"resp_{n:06d}", f"msg_{n:06d}"
     item = {"type": "message", "role": "assistant", "id": mid, "status": "completed",
             "content": [{"type": "output_text", "text": REPLY_TEXT, "annotations": []}]}
     usage = {"input_tokens": max(total_tokens - 1, 0), "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
              "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": total_tokens}
+    if items:  # a scripted answer (a tool call): each item added and done, then completed
+        return _sse([{"type": "response.created", "response": {"id": rid}},
+                     *[{"type": f"response.output_item.{stage}", "output_index": i, "item": it}
+                       for i, it in enumerate(items) for stage in ("added", "done")],
+                     {"type": "response.completed", "response": {"id": rid, "usage": usage}}])
     return _sse([
         {"type": "response.created", "response": {"id": rid}},
         {"type": "response.output_item.added", "output_index": 0, "item": {**item, "status": "in_progress", "content": []}},
@@ -115,6 +120,9 @@ class Recorder:
         self.requests: list[Captured] = []
         self.usage_total = 2
         """The `usage.total_tokens` each answer reports (a thread capture raises it to trigger auto-compaction)."""
+        self.answer: Any = None
+        """None, or a function of a request's body giving the output items to answer it with
+        (None from it: the plain reply), e.g. a tool call that makes Codex send a second request."""
         self._cond = threading.Condition()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -175,7 +183,7 @@ class Recorder:
                     body = None
                 n = recorder._record(Captured("POST", self.path[len(recorder._prefix) - 1:], body, raw))
                 if self.path.rstrip("/").endswith("/responses") and n is not None:
-                    data = _reply(n, recorder.usage_total)
+                    data = _reply(n, recorder.usage_total, recorder.answer(body) if recorder.answer else None)
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("content-length", str(len(data)))
@@ -266,3 +274,16 @@ def port_free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def start_recorder(release: str, max_requests: int, timeout: float, port: int = 0) -> Recorder:
+    """A started recorder for one Codex run, or the one line a user reads when it cannot start."""
+    from .binary import CodexError
+
+    rec = Recorder(max_requests=max_requests, timeout=timeout, port=port)
+    try:
+        rec.start()
+    except RecorderError as exc:
+        raise CodexError(f"the loopback recorder cannot start: {exc}", release=release,
+                         hint="free that port or pass --port 0 for any free one") from None
+    return rec

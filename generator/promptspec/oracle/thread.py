@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator
 from .appserver import AppServer
 from .binary import CodexBinary, CodexError
 from .capture import COMPLETION_GRACE, UNSET, Config
-from .recorder import REPLY_TEXT, Recorder, RecorderError
+from .recorder import REPLY_TEXT, Recorder, start_recorder
 from .scratch import Scratch, provider_overrides
 
 SMALL_USAGE = 2
@@ -106,6 +106,11 @@ def standard_threads(cfg: Config, catalog: dict[str, Any], skill: str | None, cw
     switch("sandbox", sandboxPolicy=SANDBOX_POLICY[sandbox])
     switch("approval", approvalPolicy="never" if cfg.approval_policy != "never" else "on-request")
     switch("cwd", cwd=f"{cwd}/{SUBFOLDER}")
+    # A new folder under full access: the permissions stay, so the folder's context
+    # messages follow one another (a release may send them as one message).
+    if cfg.sandbox_mode != "danger-full-access":
+        t.append(Thread("cwd-unrestricted", cfg, (hello, ThreadStep("open", _json(sandboxPolicy=SANDBOX_POLICY["danger-full-access"])),
+                                                  ThreadStep("again", _json(cwd=f"{cwd}/{SUBFOLDER}")))))
     if skill:
         t.append(Thread("skill-mention", cfg, (ThreadStep(f"use ${skill} please"),)))
     t.append(Thread("compact-manual", cfg, (hello, ThreadStep(compact=True), again)))
@@ -136,12 +141,7 @@ def capture_threads(binary: CodexBinary, scratch: Scratch, threads: Iterable[Thr
     sub.mkdir(exist_ok=True)
     (sub / "AGENTS.md").write_text(SUBFOLDER_DOC, encoding="utf-8")
     steps = sum(len(t.steps) + 2 for t in threads)
-    try:
-        rec = Recorder(max_requests=2 * steps + 10, timeout=120.0 + 10.0 * steps, port=port)
-        rec.start()
-    except RecorderError as exc:
-        raise CodexError(f"the loopback recorder cannot start: {exc}", release=binary.release,
-                         hint="free that port or pass --port 0 for any free one") from None
+    rec = start_recorder(binary.release, 2 * steps + 10, 120.0 + 10.0 * steps, port)
     try:
         with AppServer(binary, scratch, provider_overrides(rec.url), timeout=timeout) as srv:
             srv.initialize()

@@ -34,7 +34,8 @@ CREDENTIALS = ("auth.json", ".credentials.json", "credentials.json")
 SECRET_KEY = re.compile(r"(^|[._])(env|headers|http_headers|env_http_headers|bearer_token|token|api_key|secret|password|auth)([._]|$)", re.I)
 MAX_HOME_FILE = 4 * 1024 * 1024
 TEXT_KEYS = ("developer_instructions",)
-"""config.toml keys whose text Codex puts into the prompt as written."""
+"""config keys whose text Codex puts into the first request as written: spec
+values, turned back into `{{ KEY }}` wherever the captured texts hold them."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,18 @@ class World:
         """The overrides as provenance.json records them: credentials redacted."""
         return [f"{o.key}=<redacted>" if o.secret else f"{o.key}={o.raw}" for o in self.overrides]
 
+    def record(self) -> dict[str, Any]:
+        """The world as provenance.json and verify reports record it: never a
+        credential (recorded_world reads it back)."""
+        return {
+            "cwd": str(self.cwd) if self.cwd else None,
+            "codex_home": str(self.codex_home) if self.codex_home else None,
+            "config_overrides": self.public_overrides(),
+            "enable": list(self.enable),
+            "disable": list(self.disable),
+            "credentials_skipped": list(self.skipped),
+        }
+
     def home_config(self) -> dict[str, Any]:
         """The user's config.toml (empty when there is none or it does not parse)."""
         if self.codex_home is None:
@@ -112,8 +125,8 @@ class World:
         """Top-level config texts the prompt may carry (developer_instructions...),
         from the home's config.toml and `-c`: spec values a person can change."""
         out = {k: v for k, v in self.home_config().items() if k in TEXT_KEYS and isinstance(v, str) and v}
-        for o in self.overrides:
-            if isinstance(o.value, str) and len(o.value) >= 8 and not o.secret and "." not in o.key:
+        for o in self.overrides:  # only keys whose text Codex sends as written: `web_search="disabled"` is a switch, not prose
+            if o.key in TEXT_KEYS and isinstance(o.value, str) and o.value:
                 out[o.key] = o.value
         return out
 
@@ -134,12 +147,47 @@ def mcp_servers(world: "World | None") -> list[str]:
     return sorted(names)
 
 
-def missing_mcp_tools(world: "World | None", body: Any) -> list[str]:
-    """The configured MCP servers none of whose tools the request carries
+def missing_mcp_tools(world: "World | None", bodies: Any) -> list[str]:
+    """The configured MCP servers none of whose tools the requests carry
     (Codex names them `mcp__NAME__...`, or lists the namespace `mcp__NAME` as
     deferred in newer releases): servers that did not start, hung, or list nothing."""
-    text = json.dumps(body.get("tools") if isinstance(body, dict) else None) + json.dumps(body.get("input") if isinstance(body, dict) else None)
-    return [n for n in mcp_servers(world) if not re.search(rf"mcp__{re.escape(n)}(?:__|\b)", text)]
+    text = "".join(json.dumps(b.get("tools")) + json.dumps(b.get("input")) for b in bodies if isinstance(b, dict))
+    searchable = {n for b in bodies for n in searchable_servers(b)}
+    return [n for n in mcp_servers(world) if n not in searchable and not re.search(rf"mcp__{re.escape(n)}(?:__|\b)", text)]
+
+
+def searchable_servers(body: Any) -> list[str]:
+    """The sources a `tool_search` tool's description lists (`- NAME` lines,
+    as releases around 0.150 name the MCP servers whose tools it loads)."""
+    out: list[str] = []
+    for tool in (body.get("tools") or []) if isinstance(body, dict) else []:
+        if isinstance(tool, dict) and tool.get("type") == "tool_search" and isinstance(tool.get("description"), str):
+            out += re.findall(r"^- ([A-Za-z0-9_.-]+)$", tool["description"], re.M)
+    return out
+
+
+def shows_mcp(bodies: Any) -> bool:
+    """Whether these requests would show a started server's tools: one with a
+    `tools` field does (as functions, or the namespace in `<tools>`); a
+    code-mode model's (no `tools` field, only `additional_tools`) may keep
+    them behind its `exec` tool, with no trace in a first request."""
+    return any(isinstance(b, dict) and "tools" in b for b in bodies)
+
+
+def check_mcp(world: "World | None", bodies: Any, release: str) -> list[str]:
+    """A configured MCP server whose tools requests that would show them lack
+    did not start (or hung past Codex's startup timeout): named, rather than
+    imported or verified without it.  Returns the servers these requests
+    cannot tell about (code-mode models only): said as not modelled."""
+    from .binary import CodexError
+
+    bodies = [b for b in bodies if b is not None]
+    missing = missing_mcp_tools(world, bodies)
+    if missing and shows_mcp(bodies):
+        raise CodexError(f"MCP server {missing[0]!r} did not start, hung, or lists no tools (its tools are not in the request)",
+                         release=release,
+                         hint=f"run its command by hand; check mcp_servers.{missing[0]}.command/args (Codex waits startup_timeout_sec, --timeout bounds the turn)")
+    return missing
 
 
 def make_world(cwd: str | Path | None = None, codex_home: str | Path | None = None, overrides=(), enable=(), disable=()) -> World:
@@ -162,6 +210,30 @@ def make_world(cwd: str | Path | None = None, codex_home: str | Path | None = No
         if not re.fullmatch(r"[a-z0-9_]+", flag):
             raise UsageError(f"feature {flag!r}: a feature name is lower case letters, digits and '_' (see `codex features list`)")
     return World(folder, home, tuple(parse_override(o) for o in overrides), tuple(enable), tuple(disable), skipped)
+
+
+def recorded_world(record: Any, where: str = "provenance.json") -> World | None:
+    """The world an import ran in, from its provenance.json `world` record, so
+    that `verify` compares in the same world by default.  None for an import
+    in the scratch project.  A value the record could not keep (a credential,
+    `<redacted>`) or a folder that is gone is one line asking for the flags."""
+    if not isinstance(record, dict) or not record:
+        return None
+    overrides = record.get("config_overrides") or []
+    redacted = [o.partition("=")[0] for o in overrides if isinstance(o, str) and o.endswith("=<redacted>")]
+    if redacted:
+        raise UsageError(f"{where}: the import ran with -c {redacted[0]}=..., a credential it did not record"
+                         " (pass the world again: --cwd, --codex-home, -c, --enable, --disable)")
+    for key, flag in (("cwd", "--cwd"), ("codex_home", "--codex-home")):
+        value = record.get(key)
+        if value is not None and not (isinstance(value, str) and Path(value).is_dir()):
+            raise UsageError(f"{where}: the import ran with {flag} {value}, which is not a folder here"
+                             f" (pass {flag} and the other world flags for this machine)")
+    try:
+        return make_world(record.get("cwd"), record.get("codex_home"), [str(o) for o in overrides],
+                          [str(f) for f in record.get("enable") or []], [str(f) for f in record.get("disable") or []])
+    except UsageError as exc:
+        raise UsageError(f"{where}: the recorded world does not apply: {exc}") from None
 
 
 def populate_home(world: World, target: Path) -> list[str]:

@@ -2,7 +2,10 @@
 Codex's way of joining permission blocks.
 
 Text taken verbatim from Codex has no other markup; running it through Jinja
-would misread any stray ``{%``.
+would misread any stray ``{%``.  A text that must say ``{{`` itself (a
+captured prompt that shows template syntax) writes it as Jinja does,
+``{{ "{{" }}`` (likewise ``{{ "{%" }}``, ``{{ "{#" }}``): `escape_braces`
+writes that, and both engines turn it back into the two characters.
 """
 
 from __future__ import annotations
@@ -16,6 +19,16 @@ from ..spec.limits import Limits
 from .sandbox import projected
 
 CODEX_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_OPENERS = re.compile(r"\{([{%#])")
+_FILLED = re.compile(r'\{\{\s*"(?P<literal>\{[{%#])"\s*\}\}|' + CODEX_PLACEHOLDER.pattern)
+
+
+def escape_braces(text: str) -> str:
+    """`text` as a template that gives it back unchanged, under either engine:
+    every `{{`, `{%` and `{#` written as the Jinja literal `{{ "{{" }}`...
+    After it, every `{{` left in the text opens such a literal, so placeholders
+    put in afterwards are the only ones there are."""
+    return _OPENERS.sub(lambda m: '{{ "{' + m.group(1) + '" }}', text)
 
 def codex_join(*parts: Any) -> str:
     """Join text blocks the way Codex composes its permissions section: before
@@ -43,7 +56,9 @@ def fill_placeholders(text: str, values: Mapping[str, Any], where: str | Path, l
 
     def sub(m: re.Match[str]) -> str:
         nonlocal size
-        name = m.group(1)
+        if m.group("literal"):
+            return m.group("literal")
+        name = m.group(2)
         if name not in values:
             line = text[: m.start()].count("\n") + 1
             raise SpecError(
@@ -63,7 +78,7 @@ def fill_placeholders(text: str, values: Mapping[str, Any], where: str | Path, l
             )
         return value
 
-    return CODEX_PLACEHOLDER.sub(sub, text)
+    return _FILLED.sub(sub, text)
 
 
 def codex_placeholder_names(source: str) -> set[str]:

@@ -3,8 +3,9 @@ as annotations on the file and line that caused them.
 
 A section that changed since the lock is annotated on the source that really
 changed (from the lock's recorded digests), one annotation per source listing
-how many variants it reached; a budget breach is annotated on its entry in
-spec.yaml.
+how many variants it reached; so is a later-turn text that changed a
+conversation's requests (review/conversation_lock.py), listing the threads;
+a budget breach is annotated on its entry in spec.yaml.
 """
 
 from __future__ import annotations
@@ -18,6 +19,23 @@ RULES = (
     RuleDoc("lock-out-of-date", "lock-out-of-date", "the spec matches prompts.lock.json (run `promptspec lock` and commit it)", "error"),
     RuleDoc("budget", "budget", "every variant stays within the spec's budgets: (spec.yaml)", "error"),
 )
+
+
+def thread_annotations(threads: Sequence[str], by_source: Any, lock_path: str, prefix: str = "") -> list[Annotation]:
+    """The conversations that differ from the lock: one annotation per changed
+    source (`conversation_lock.changed_sources`), else one on the lock file."""
+    if not threads:
+        return []
+    if not by_source:
+        return [Annotation(lock_path, 0, "error", "lock-out-of-date", "prompts.lock.json is out of date",
+                           f"the conversations differ from the lock ({'; '.join(threads)}); run `promptspec lock`")]
+    out = []
+    for (path, line), keys in sorted(by_source.items()):
+        names = sorted(set(keys))
+        out.append(Annotation(join_path(prefix, path), line, "error", "lock-out-of-date", "prompts.lock.json is out of date",
+                              f"this change reaches {len(names)} conversation thread{'s' if len(names) != 1 else ''} "
+                              f"({', '.join(names)}); run `promptspec lock` and commit the lock"))
+    return out
 
 
 def annotations_for(diff: Any, breaches: Sequence[Any], lock_path: str, result: Any, *, prefix: str = "") -> list[Annotation]:
@@ -59,6 +77,9 @@ def annotations_for(diff: Any, breaches: Sequence[Any], lock_path: str, result: 
     return out
 
 
-def check_output(fmt: str, diff: Any, breaches: Sequence[Any], lock_path: str, result: Any, *, prefix: str = "", version: str = "") -> str:
+def check_output(fmt: str, diff: Any, breaches: Sequence[Any], lock_path: str, result: Any, *, prefix: str = "", version: str = "",
+                 threads: Sequence[str] = (), thread_sources: Any = None) -> str:
+    """`threads`: conversation_lock.changes; `thread_sources`: conversation_lock.changed_sources."""
     notes = annotations_for(diff, breaches, lock_path, result, prefix=prefix)
+    notes += thread_annotations(threads, thread_sources, lock_path, prefix)
     return github(notes) if fmt == "github" else sarif(notes, RULES, version=version)

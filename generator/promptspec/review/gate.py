@@ -148,17 +148,21 @@ def finish_check(lock_data: Any, result: Any, lock_path: Path, spec_dir: Path, f
     diff = compare_to_lock(lock_data, result)
     breaches = result_breaches(result)
     threads: list[str] = []
+    thread_sources: Any = None
     if result.spec.conversations or lock_data.get("conversations"):
         from ..measure.conversation import runs
         from ..measure.counter import TokenCounter
-        from .conversation_lock import changes
+        from .conversation_lock import changed_sources, changes
 
-        threads = changes(lock_data, runs(result.spec, result.variants, TokenCounter(verify=True)))
+        ran = runs(result.spec, result.variants, TokenCounter(verify=True))
+        threads = changes(lock_data, ran)
+        thread_sources = changed_sources(lock_data, ran) if threads else None
     if fmt == "json":
         data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches], conversations=threads)  # a LockDiff
         report = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
     elif fmt in ("github", "sarif"):
-        report = check_output(fmt, diff, breaches, repo_relative(lock_path), result, prefix=repo_relative(spec_dir), version=version)
+        report = check_output(fmt, diff, breaches, repo_relative(lock_path), result, prefix=repo_relative(spec_dir), version=version,
+                              threads=threads, thread_sources=thread_sources)
     else:
         report = lockfile.format_check(diff, str(lock_path), axes=result.spec.axes)
         if threads:

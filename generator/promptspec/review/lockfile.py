@@ -466,7 +466,8 @@ def compare_data(old: Mapping[str, Any], new: Mapping[str, Any]) -> LockDiff:
             continue
         changed.append(LockVariantChange(vid, _total(a), _total(b), a.get("encoding"), b["encoding"], _section_changes(a, b)))
     # `conversations` is compared request by request by review/conversation_lock.py (it needs the threads run).
-    other = tuple(k for k in sorted(set(old) | set(new)) if k not in ("variants", "conversations") and old.get(k) != new.get(k))
+    other = tuple(k for k in sorted(set(old) | set(new))
+                  if k not in ("variants", "conversations", "conversation_sources") and old.get(k) != new.get(k))
     return LockDiff(added, removed, tuple(changed), tuple(unchanged), other)
 
 

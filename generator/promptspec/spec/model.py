@@ -23,7 +23,7 @@ SPEC_FILE = "spec.yaml"
 ROLES = ("developer", "user")
 ENGINES = ("jinja", "codex")
 BUILTIN_AXES = ("model", "personality", "mode")
-BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "tools", "thread")
+BUILTIN_NAMES = ("model", "personality", "mode", "agents_md", "variant", "base", "model_base", "tools", "thread")
 """Names every template can read without the scenario defining them (assemble's
 context provides them); a derived value or scenario key may not hide them."""
 

@@ -21,6 +21,8 @@ MAX_DIFFS = 3
 def as_text(r: Report) -> str:
     lines = [f"Codex {r.release} vs {r.spec}: {r.identical} of {r.compared} compared variants identical"
              f" (matrix: {r.matrix_size} variants)"]
+    if r.world:
+        lines.append("in the world: " + world_line(r.world))
     if r.not_modelled:
         lines.append("not modelled (not compared): " + ", ".join(r.not_modelled))
     for g in group(_entries(r)):
@@ -42,6 +44,15 @@ def as_text(r: Report) -> str:
                 if t.diff:
                     lines.extend("    " + ln for ln in t.diff.splitlines()[:8])
     return "\n".join(lines) + "\n"
+
+
+def world_line(world: Mapping[str, Any]) -> str:
+    """The user's world a report was made in, as the flags that give it."""
+    said = [f"--cwd {world['cwd']}"] if world.get("cwd") else []
+    said += [f"--codex-home {world['codex_home']}"] if world.get("codex_home") else []
+    said += [f"-c {o}" for o in world.get("config_overrides") or []]
+    said += [f"--enable {f}" for f in world.get("enable") or []] + [f"--disable {f}" for f in world.get("disable") or []]
+    return " ".join(said) or "(none)"
 
 
 def _entries(r: Report) -> list[dict[str, Any]]:

@@ -50,6 +50,8 @@ class Report:
     seconds: float = 0.0
     threads: list[Any] = field(default_factory=list)
     """oracle/thread_compare.py ThreadResult per standard thread compared."""
+    world: dict[str, Any] = field(default_factory=dict)
+    """The user's world Codex ran in (oracle/world.py World.record); empty: the scratch project."""
     threads_gate: bool = False
     """Whether the threads count for `ok`: the spec says what later turns send (`turns:`)."""
 
@@ -77,6 +79,7 @@ class Report:
             "compared": self.compared,
             "identical": self.identical,
             "not_modelled": self.not_modelled,
+            **({"world": self.world} if self.world else {}),
             "volatile_fields_removed": ["input[].id", "prompt_cache_key", "client_metadata",
                                         "internal_chat_message_metadata_passthrough.create_time",
                                         "internal_chat_message_metadata_passthrough.turn_id",
@@ -88,10 +91,18 @@ class Report:
         }
 
 
+RECORDED = object()
+"""verify's default world: the one the spec's provenance.json records."""
+
+
 def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, timeout: float = 60.0,
-           port: int = 0, threads: int = 0) -> Report:
+           port: int = 0, threads: int = 0, world: Any = RECORDED) -> Report:
     """The first request of `sample` variants (all by default), and the
-    standard threads (oracle/thread.py) of the first `threads` of them."""
+    standard threads (oracle/thread.py) of the first `threads` of them.
+    Codex runs in `world` (oracle/world.py): by default the one the spec was
+    imported in (its provenance.json), so a spec of the user's own project
+    and config is compared there; None: the scratch project."""
+    from ..oracle.world import check_mcp
     from ..spec import load_spec
 
     t0 = time.monotonic()
@@ -102,15 +113,19 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
     by_config = {c: v for v, c in pairs}
     if not chosen:
         raise SpecError("the spec's matrix is empty: nothing to verify", "spec.yaml", hint="check matrix include/exclude")
-    report = Report(codex.release, str(spec_dir), _dt.date.today().isoformat(), matrix_size=len(pairs))
-    scratch = make_scratch()
+    if world is RECORDED:
+        world = recorded_world_of(Path(spec_dir))
+    report = Report(codex.release, str(spec_dir), _dt.date.today().isoformat(), matrix_size=len(pairs),
+                    world=world.record() if world is not None else {})
+    scratch = make_scratch(world=world)
     try:
-        list(_harvest.capture(codex, scratch, [chosen[0]], timeout, port))  # settle skills and project trust, as the import did
+        warmed = list(_harvest.capture(codex, scratch, [chosen[0]], timeout, port))  # settle skills and project trust, as the import did
+        hidden = check_mcp(world, [c.body for c in warmed], codex.release)
         machine = spec_for_machine(spec, scratch.values())
         from ..assemble import Assembler, responses_payload
 
         asm = Assembler(machine)
-        not_modelled: list[str] = []
+        not_modelled: list[str] = [f"MCP server {n}'s tools (the compared model keeps them behind its exec tool)" for n in hidden]
         for cap in _harvest.capture(codex, scratch, chosen, timeout, port):
             v = by_config[cap.config]
             if cap.refused:
@@ -127,7 +142,10 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
             report.variants.append(VariantResult(v.id, cap.config.values, outcome.identical,
                                                  first.part if first else None, first.diff if first else None, None,
                                                  [{"name": d.name, "part": d.part, "diff": d.diff} for d in outcome.differences]))
-        if threads:
+        if threads and world is not None and world.cwd is not None:
+            # The standard threads switch into a subfolder they create: never in the user's own project.
+            not_modelled.append("later turns (the standard threads would write into the --cwd project, so they are not run there)")
+        elif threads:
             _verify_threads(report, codex, scratch, machine, spec, [c for c in chosen][:threads], by_config, timeout, port)
             if not spec.turns.defined:
                 not_modelled.append("later turns (the spec has no turns:, so its threads do not gate)")
@@ -136,6 +154,23 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
         remove_scratch(scratch)
     report.seconds = time.monotonic() - t0
     return report
+
+
+def recorded_world_of(spec_dir: Path) -> Any:
+    """The world an imported spec was captured in (provenance.json `world`), or None."""
+    import json
+
+    from ..oracle.world import recorded_world
+    from ..spec.files import read_regular_bytes
+
+    path = spec_dir / "provenance.json"
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(read_regular_bytes(path, what="provenance file").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise SpecError("is not JSON", path, hint="restore the file an import wrote, or pass the world flags") from None
+    return recorded_world(record.get("world") if isinstance(record, dict) else None, str(path))
 
 
 def _verify_threads(report: Report, codex: Any, scratch: Any, machine: Any, spec: Any, configs: list[Any],

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from ...oracle.thread import CUSTOM_COMPACT_PROMPT, ThreadCapture, reply_text
+from ...oracle.thread_compare import script_steps
 from .write_spec import ImportProblem
 
 SWITCHES = {
@@ -37,7 +38,9 @@ SWITCHES = {
     "sandbox": ["sandbox_mode"],
     "approval": ["approval_policy"],
     "cwd": ["cwd"],
+    "cwd-unrestricted": ["sandbox_mode", "cwd"],
 }
+"""The switch threads of the standard set and what they change (each step's own `set:` says which, per request)."""
 FAMILY_FIELD = "comp_hash"
 LATER = "texts/later"
 
@@ -60,13 +63,22 @@ def _new_items(bodies: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
     return now[len(before):]
 
 
-def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str, text: str, description: str) -> None:
+def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str, text: str, description: str,
+              slug: str | None = None, **extra: Any) -> None:
+    """Write a later fragment: the release's wrapper as its markers (the new
+    model's slug in it as `{{ model.slug }}`), `text` its template."""
     for marker in (start, end):
         if "{" in marker or "}" in marker:
             raise ImportProblem(f"the {name} wrapper holds braces, which a marker cannot keep verbatim")
-    if not (start and end):  # markers come in pairs (lint PS102): a one-sided wrapper is literal text
+    if slug:
+        start, end = start.replace(slug, "{{ model.slug }}"), end.replace(slug, "{{ model.slug }}")
+    taken = {m for path, content in files.items() if path.startswith("fragments/") and path != f"fragments/{name}.yaml"
+             for m in _markers(content)}
+    if not (start and end) or {start.lower(), end.lower()} & taken:
+        # Markers come in pairs (lint PS102) and are unique (PS103): a one-sided
+        # wrapper, or one another fragment's marker has already, is literal text.
         text, start, end = start + text + end, "", ""
-    doc = {"description": description, "owner": "codex", "role": role, "later": True, "start": start, "end": end, "text": text}
+    doc = {"description": description, "owner": "codex", "role": role, "later": True, **extra, "start": start, "end": end, "text": text}
     content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
     path = f"fragments/{name}.yaml"
     if files.get(path, content) != content:
@@ -74,14 +86,19 @@ def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str,
     files[path] = content
 
 
+def _markers(content: str) -> set[str]:
+    doc = yaml.safe_load(content)
+    return {str(doc.get(k) or "").lower() for k in ("start", "end")} - {""} if isinstance(doc, dict) else set()
+
+
 def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: Any, variables: Any,
-          skills: dict[str, tuple[str, str, str]] | None = None, model_slug: Any = None) -> Learned:
-    """`first_sections(thread_name, step)` -> {section text: fragment name} of the
-    first request of the state after that step; `base_text(thread, step)` -> the
+          skills: dict[str, tuple[str, str, str]] | None = None, model_slug: Any = None, fragment_doc: Any = None) -> Learned:
+    """`first_sections(thread_name, step)` -> the sections of the first request
+    of the state after that step (step 0: the start); `base_text(thread, step)` -> the
     base instructions of that state's model; `variables(thread, step)` -> the
     catalog instructions variables of that state's model and personality name;
     `skills`: bundled skill name -> (its SKILL.md text, its path and the home
-    folder in the scratch world)."""
+    folder in the scratch world); `fragment_doc(name)` -> a written fragment's yaml, as data."""
     out = Learned()
     two = captures.get("two-turns")
     if two is None or len(two.bodies) != 2:
@@ -94,24 +111,50 @@ def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: An
     out.turns["reply"] = {"item": item, "content": part}
 
     updates: list[dict[str, Any]] = []
-    for name, changed in SWITCHES.items():
+    seen: list[tuple[str, set[str | None], set[str | None], list[str | None]]] = []  # (fragment, sent, changed, lines)
+    joined: set[str] = set()
+    for name in SWITCHES:
         cap = captures.get(name)
         if cap is None or cap.refused:
             continue
         last = len(cap.bodies) - 1
         if last < 1:
             raise ImportProblem(f"thread {name}: only {len(cap.bodies)} request(s)")
+        steps = script_steps(cap.thread)
         for n in range(1, last + 1):
+            changed = list(steps[n].get("set", {}))
             new = _new_items(cap.bodies, n)[1:-1]  # between the answer and the prompt
-            known = first_sections(name, n)
+            now, was = first_sections(name, n), first_sections(name, n - 1)
+            known = {x.text: x.fragment for x in now}
+            at = -1
+            before = {x.text for x in was}
             for msg in new:
                 frags = []
                 for text in _texts(msg):
-                    frags.append(_explain(out.files, name, n, text, known, base_text, variables, msg.get("role", ""), model_slug))
-                _add(updates, changed, frags, msg.get("role", "developer"))
+                    part = _partial_of(text, now, was, seen) or _noted(out.files, text, now, fragment_doc)
+                    frags.append(part or _explain(out.files, name, n, text, known, base_text, variables, msg.get("role", ""),
+                                                  model_slug, changed))
+                at = _add(updates, changed, frags, msg.get("role", "developer"), at, joined)
+                if all(text in before for text in _texts(msg)):  # re-sent as it was: this change sends it whatever its text
+                    updates[at].setdefault("_same", set()).update(changed)
+    for fragment, rule in _partial_rules(seen).items():
+        for u in updates:
+            if fragment in u["fragments"]:
+                u["partial"] = rule
+    for u in updates:
+        same = u.pop("_same", set())
+        if u.get("if_different") and same:
+            kept = [c for c in u["changed"] if c not in same]
+            if kept:
+                u["if_different"] = kept
+            else:
+                del u["if_different"]
     out.turns["updates"] = updates
+    if joined:
+        out.turns["join"] = sorted(joined)
     _skill(out, captures, skills or {})
     _compaction(out, captures)
+    _switch_rebuilt(out, captures, first_sections, base_text, model_slug, fragment_doc)
     return out
 
 
@@ -148,16 +191,17 @@ def _skill(out: Learned, captures: dict[str, ThreadCapture], skills: dict[str, t
 
 
 def _explain(files: dict[str, str], thread: str, n: int, text: str, known: dict[str, str], base_text: Any,
-             variables: Any, role: str, model_slug: Any = None) -> str:
+             variables: Any, role: str, model_slug: Any = None, changed: list[str] | None = None) -> str:
     if text in known:
         return known[text]
     base = base_text(thread, n)
     if base and base in text:
         start, end = text.split(base, 1)
-        kind = "model" if thread.startswith("model") else SWITCHES[thread][0]
+        kind = "model" if thread.startswith("model") else (changed or SWITCHES[thread])[0]
         name = f"{kind}_switch" if kind == "model" else f"{kind}_instructions"
         _fragment(files, name, role, start, end, "{{ base.text }}",
-                  f"Sent after the answer when the {kind} changes: the new base instructions in the release's wrapper.")
+                  f"Sent after the answer when the {kind} changes: the new base instructions in the release's wrapper.",
+                  model_slug(thread, n) if model_slug is not None and kind == "model" else None)
         return name
     values, personality = variables(thread, n)
     value = values.get(f"personality_{personality}") if personality else None
@@ -176,15 +220,116 @@ def _explain(files: dict[str, str], thread: str, n: int, text: str, known: dict[
     raise ImportProblem(f"thread {thread}, request {n + 1}: a context update matches no rule ({text[:60]!r})")
 
 
-def _add(updates: list[dict[str, Any]], changed: list[str], frags: list[str], role: str) -> None:
-    for u in updates:
+def _add(updates: list[dict[str, Any]], changed: list[str], frags: list[str], role: str, after: int, joined: set[str]) -> int:
+    """Merge one message into the update list; a new kind goes right after the
+    message before it in this thread, so every thread's order holds.  A message
+    made of kinds already known, one after the other, of one role, shows that
+    the release joins that role's consecutive updates (`turns.join`).  Returns its place."""
+    for n, u in enumerate(updates):
         if u["fragments"] == frags and u["role"] == role:
             u["changed"] += [c for c in changed if c not in u["changed"]]
-            return
+            if n < after:
+                raise ImportProblem(f"two threads send the updates {frags} and {updates[after]['fragments']} in different orders")
+            return n
+    start, places = 0, []
+    for n, u in enumerate(updates):
+        if n > after and u["role"] == role and frags[start:start + len(u["fragments"])] == u["fragments"]:
+            places.append(n)
+            start += len(u["fragments"])
+    if start == len(frags) and len(places) > 1:
+        for n in places:
+            updates[n]["changed"] += [c for c in changed if c not in updates[n]["changed"]]
+        joined.add(role)
+        return places[-1]
     entry = {"changed": list(changed), "fragments": frags, "role": role}
     if not any(f in ("model_switch", "personality_spec") for f in frags):
         entry["if_different"] = True
-    updates.append(entry)
+    updates.insert(after + 1, entry)
+    return after + 1
+
+
+def _partial_of(text: str, now: list[Any], was: list[Any], seen: list[Any]) -> str | None:
+    """The fragment whose section `text` re-sends in part or whole (keeping its
+    markers, its lines in order), recorded with which lines changed since the
+    state before; None when no section of the new state fits."""
+    from ...assemble.conversation import line_key
+
+    for section in now:
+        if not (section.start and section.end):
+            continue  # without markers a part of a text cannot be told from another text
+        if not (text.startswith(section.start) and text.endswith(section.end)) or len(text) < len(section.start + section.end):
+            continue
+        body = text[len(section.start):len(text) - len(section.end)]
+        lines = section.body.splitlines(keepends=True)
+        sent = body.splitlines(keepends=True)
+        it = iter(lines)
+        if not all(any(x == y for y in it) for x in sent):
+            continue  # not a subsequence of the section's lines
+        before = next((x.body for x in was if x.fragment == section.fragment), "")
+        old = {line_key(x): x for x in before.splitlines(keepends=True)}
+        keys = [line_key(x) for x in lines]
+        seen.append((section.fragment, {line_key(x) for x in sent}, {k for k, x in zip(keys, lines) if old.get(k) != x}, keys))
+        return section.fragment if body != section.body else None
+    return None
+
+
+def _noted(files: dict[str, str], text: str, now: list[Any], fragment_doc: Any) -> str | None:
+    """A section re-sent with a note before its text (a newer release's "these
+    replace the earlier ones" on a new folder's AGENTS.md): a later copy of the
+    fragment, its template after the note."""
+    for section in now:
+        if not (section.body and section.start) or not (text.startswith(section.start) and text.endswith(section.body + section.end)):
+            continue
+        note = text[len(section.start):len(text) - len(section.body + section.end)]
+        doc = fragment_doc(section.fragment) if fragment_doc is not None else None
+        if not note or doc is None or not isinstance(doc.get("text"), str):
+            continue
+        if "{" in note or "}" in note:
+            raise ImportProblem(f"the note re-sent with {section.fragment} holds braces, which a template cannot keep verbatim")
+        name = f"{section.fragment}_update"
+        # The markers go into the text: they are the first-request fragment's (lint PS103: unique markers).
+        text = f"{doc.get('start') or ''}{note}{doc['text']}{doc.get('end') or ''}"
+        doc = {**{k: v for k, v in doc.items() if k not in ("slot", "order", "start", "end", "glue_ok")}, "later": True, "text": text,
+               "description": f"{section.fragment} as a later turn re-sends it: a note first, then the same text."}
+        path = f"fragments/{name}.yaml"
+        content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
+        if files.get(path, content) != content:
+            raise ImportProblem(f"two threads need different {name} texts (one rule per fragment)")
+        files[path] = content
+        return name
+    return None
+
+
+def _partial_rules(seen: list[Any]) -> dict[str, dict[str, Any]]:
+    """Per fragment sent in part somewhere, which of its lines go always and
+    which go with another line (spec/turns.py `Partial`), from every time it was
+    sent; a line that no rule explains is an ImportProblem."""
+    rules: dict[str, dict[str, Any]] = {}
+    cut = {f for f, sent, _, keys in seen if set(keys) - sent}
+    for fragment in sorted(cut):
+        obs = [(sent, changed, keys) for f, sent, changed, keys in seen if f == fragment]
+        names = list(dict.fromkeys(k for _, _, keys in obs for k in keys if k is not None))
+        always: list[str] = []
+        ties: dict[str, str] = {}
+        for key in names:
+            if any(key in changed and key not in sent for sent, changed, _ in obs):
+                raise ImportProblem(f"a partial {fragment} update leaves out its changed line <{key}>")
+            extra = [sent for sent, changed, _ in obs if key in sent and key not in changed]
+            if not extra:
+                continue
+            if all(key in sent for sent, changed, _ in obs if key not in changed):
+                always.append(key)
+                continue
+            partner = next((p for p in names if p != key and all((p in sent) == (key in sent) for sent, changed, _ in obs
+                                                                  if key not in changed)), None)
+            if partner is None:
+                raise ImportProblem(f"a partial {fragment} update sends its unchanged line <{key}> by no rule found")
+            ties[key] = partner
+        rule: dict[str, Any] = {"always": always}
+        if ties:
+            rule["with"] = ties
+        rules[fragment] = rule
+    return rules
 
 
 def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
@@ -206,12 +351,7 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     custom = captures.get("compact-prompt")
     if custom is not None and len(custom.bodies) == 3 and _texts(custom.bodies[1]["input"][-1]) != [CUSTOM_COMPACT_PROMPT]:
         raise ImportProblem("a configured compact_prompt is not the compaction request's last message")
-    params: dict[str, Any] = {}
-    for key in sorted(set(turn) | set(comp)):
-        if key in ("input", "instructions", "prompt_cache_key", "client_metadata", "model"):
-            continue
-        if turn.get(key) != comp.get(key):
-            params[key] = comp.get(key)
+    params = _changed_params(turn, comp)
     summary_item = next((i for i in after["input"] if i.get("role") == "user" and len(_texts(i)) == 1
                          and _texts(i)[0].endswith(reply_text()) and _texts(i)[0] != reply_text()
                          and len(_texts(i)[0]) > len(reply_text()) + 20), None)
@@ -220,10 +360,11 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     prefix = _texts(summary_item)[0][:-len(reply_text())]
     _fragment(out.files, "compact_summary", "user", prefix, "", "{{ summary }}",
               "Opens the history rebuilt after a compaction: the release's prefix, then the model's summary.")
-    initial = turn["input"][:-1]
+    initial = [_without_id(i) for i in turn["input"][:-1]]
     prompts = ["hello"]
     pieces: list[Any] = []
     for item in after["input"][:-1]:
+        item = _without_id(item) if item is not summary_item else item
         if item is summary_item:
             kind: Any = "summary"
         elif _texts(item) in ([p] for p in prompts):
@@ -255,7 +396,60 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     across = captures.get("model-across-families")
     if across is not None and len(across.bodies) == 3:
         comp_cfg["on_model_switch"] = FAMILY_FIELD
+        switched = _changed_params(across.bodies[0], across.bodies[1])
+        extra = {k: v for k, v in switched.items() if params.get(k, turn.get(k)) != v}
+        if extra:
+            comp_cfg["switch_params"] = extra
     out.turns["compaction"] = comp_cfg
+
+
+def _changed_params(turn: dict[str, Any], comp: dict[str, Any]) -> dict[str, Any]:
+    """The body keys a compaction request sends otherwise than the turn before it."""
+    return {key: comp.get(key) for key in sorted(set(turn) | set(comp))
+            if key not in ("input", "instructions", "prompt_cache_key", "client_metadata", "model") and turn.get(key) != comp.get(key)}
+
+
+def _without_id(item: dict[str, Any]) -> dict[str, Any]:
+    """An input item as compared across requests: ids are volatile (oracle/compare.py drops them too)."""
+    return {k: v for k, v in item.items() if k != "id"}
+
+
+def _switch_rebuilt(out: Learned, captures: dict[str, ThreadCapture], first_sections: Any, base_text: Any,
+                    model_slug: Any, fragment_doc: Any) -> None:
+    """The section a release adds to the initial context it re-injects after a
+    compaction caused by a model switch: the new model's base instructions in a
+    wrapper, inside one of the initial context's messages.  It becomes a later
+    fragment with a slot (which joins only rebuilt contexts), sent when the model
+    differs from the one before the turn."""
+    name = "model-across-families"
+    cap = captures.get(name)
+    if cap is None or len(cap.bodies) != 3 or not cap.bodies[0]["input"]:
+        return
+    base = base_text(name, 1)
+    now = {x.text: x for x in first_sections(name, 1)}
+    first = {x.text for x in first_sections(name, 0)}
+    sent = {t for item in cap.bodies[2]["input"] for t in _texts(item)}
+    left = [x.fragment for x in now.values() if x.text not in sent and x.body != base]
+    if left:  # sections of the new state's first request the rebuilt context leaves out
+        out.turns["compaction"]["leave_out"] = left
+    for item in cap.bodies[2]["input"]:
+        texts = _texts(item)
+        for k, text in enumerate(texts):
+            if not base or base not in text or text in now or text in first:
+                continue
+            beside = texts[k + 1] if k + 1 < len(texts) else (texts[k - 1] if k else None)
+            section = now.get(beside) if beside is not None else None
+            if section is None or not section.slot:
+                raise ImportProblem(f"thread {name}: the rebuilt context wraps the new base instructions in a message no rule places")
+            doc = fragment_doc(section.fragment) if fragment_doc is not None else None
+            order = int((doc or {}).get("order", 0)) + (-1 if k + 1 < len(texts) else 1)
+            start, end = text.split(base, 1)
+            _fragment(out.files, "model_switch_rebuilt", item.get("role", "developer"), start, end,
+                      "{% if thread.previous.model != model.slug %}{{ model_base.text }}{% endif %}",
+                      "Joins the initial context a compaction re-injects when the model changed this turn: "
+                      "the new base instructions in the release's wrapper.", model_slug(name, 1) if model_slug else None,
+                      slot=section.slot, order=order)
+            return
 
 
 def _add_scenario(path: Any, values: dict[str, Any]) -> None:
@@ -285,7 +479,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
     from ...oracle import thread as _thread
     from ...oracle.machine import configs_of, models_tools, spec_for_machine
     from ...oracle.scratch import make_scratch, remove_scratch
-    from ...oracle.thread_compare import compare_thread, script_steps
+    from ...oracle.thread_compare import compare_thread
     from ...spec import load_spec
     from ...spec.readers.scripts import parse_script
 
@@ -308,6 +502,10 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
         if skill:
             path = scratch.codex_home / "skills" / ".system" / skill / "SKILL.md"
             skills[skill] = (path.read_text(encoding="utf-8"), str(path), str(scratch.home))
+        if spec.agents.tree is not None:  # the cwd thread's folder, with its own AGENTS.md, in the spec's tree too
+            sub = staging / spec.agents.tree / _thread.SUBFOLDER / "AGENTS.md"
+            sub.parent.mkdir(parents=True, exist_ok=True)
+            sub.write_text(_thread.SUBFOLDER_DOC, encoding="utf-8", newline="\n")
         machine = spec_for_machine(spec, scratch.values())
         asm = Assembler(machine)
         captured = []
@@ -321,8 +519,8 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
         def state(name: str, n: int) -> Any:
             return request_after(machine, variant, scripts[name], n + 1, asm)
 
-        def sections(name: str, n: int) -> dict[str, str]:
-            return {s.text: s.fragment for _, _, s in state(name, n).sections}
+        def sections(name: str, n: int) -> list[Any]:
+            return [s for _, _, s in state(name, n).sections]
 
         def base(name: str, n: int) -> str:
             return state(name, n).base.text
@@ -331,7 +529,11 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int) -> d
             req = state(name, n)
             return dict(machine.model(req.model).instructions_variables), req.variant.personality
 
-        learned = learn(caps, sections, base, variables, skills, lambda name, n: state(name, n).model)
+        def fragment_doc(name: str) -> Any:
+            path = staging / "fragments" / f"{name}.yaml"
+            return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+        learned = learn(caps, sections, base, variables, skills, lambda name, n: state(name, n).model, fragment_doc)
         for rel, content in learned.files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 from ...assemble.body import default_params
 from ...oracle import parts
 from ...oracle.capture import Config
+from ...oracle.world import searchable_servers
 from ...spec.model import DEFAULT_BODY_ORDER
 from . import learn
 from .conditions import Catalog, words
@@ -120,7 +121,7 @@ def _lint_facts(definition: Any) -> list[str]:
     return found
 
 
-def _merge_orders(sequences: list[list[str]]) -> list[str]:
+def _merge_orders(sequences: list[list[str]], owners: list[str] | None = None) -> list[str]:
     """One order consistent with every observed sequence (stable topological merge)."""
     after: dict[str, set[str]] = {}
     first_seen: dict[str, int] = {}
@@ -135,7 +136,11 @@ def _merge_orders(sequences: list[list[str]]) -> list[str]:
     while pending:
         ready = next((n for n in pending if after[n] <= set(out)), None)
         if ready is None:
-            raise ToolsProblem("the tools are sent in orders that contradict each other")
+            a = pending[0]
+            b = sorted(after[a] - set(out))[0]
+            where = sorted({who for who, seq in zip(owners or [""] * len(sequences), sequences) if a in seq and b in seq})
+            raise ToolsProblem(f"part tools ({', '.join(where[:3]) or 'every model'}): {a} and {b} are sent in both orders,"
+                               " and a spec has one tool order (tools.order)")
         out.append(ready)
         pending.remove(ready)
     return out
@@ -236,16 +241,9 @@ def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[
         for i, when in enumerate(whens):
             file_stem = stem if i == 0 else f"{stem}--{i + 1}"
             cond = {k: (v if isinstance(v, list) else [v]) for k, v in when.items()}
-            entry: dict[str, Any] = {"description": describe_copy(definition, copies[_name(definition)], cond), "owner": "codex"}
-            if when:
-                entry["when"] = when
-            accept = _lint_facts(definition)
-            if accept:
-                entry["accept_lint"] = accept
-            entry["definition"] = definition
-            files[f"tools/{file_stem}.json"] = json.dumps(entry, indent=2, ensure_ascii=False) + "\n"
+            files[f"tools/{file_stem}.json"] = _tool_file(describe_copy(definition, copies[_name(definition)], cond), when, definition)
     order = []
-    for stem in _merge_orders(sequences):
+    for stem in _merge_orders(sequences, [f"model {c.model}" for c in parsed_bodies]):
         order += [stem] + [f"{stem}--{i + 1}" for i in range(1, stems[stem])]
     keys: dict[str, Any] = {"tools": {"order": order}} if order else {}
     places = learn.factor({c: tool_list(b)[0] for c, b in parsed_bodies.items()})
@@ -257,6 +255,38 @@ def build_tools(parsed_bodies: Mapping[Config, Mapping[str, Any]], models: list[
     if request:
         keys["request"] = request
     return files, keys
+
+
+def deferred_files(bodies: Mapping[Config, Mapping[str, Any]], deferred: Mapping[str, Any], models: list[str],
+                   catalog: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """A tool file per MCP server whose tools the release defers (oracle/mcp.py):
+    the namespace Codex loads for it, `deferred: true` (not sent in a first
+    request, listed in its `<tools>` section), for the cells that list it."""
+    cat = Catalog(catalog or {"models": [{"slug": m} for m in models]}, models)
+    files: dict[str, str] = {}
+    for server, definition in sorted(deferred.items()):
+        listed = f"- mcp__{server}"
+        table = learn.factor({c: ("y" if listed in json.dumps(b.get("input") or []) or server in searchable_servers(b) else None)
+                              for c, b in bodies.items()})
+        stem = _name(definition)
+        said = f"The tools of the MCP server {server}: deferred (listed, not sent), loaded when the model searches for them (tool_search)."
+        for i, when in enumerate(cat.whens(set(table.rows), table.axes, about=stem)):
+            files[f"tools/{stem if i == 0 else f'{stem}--{i + 1}'}.json"] = _tool_file(said, when, definition, deferred=True)
+    return files
+
+
+def _tool_file(description: str, when: Mapping[str, Any], definition: Any, deferred: bool = False) -> str:
+    """One tool file as the importer writes it (keys in reading order; the lint rules Codex's own definition trips accepted)."""
+    entry: dict[str, Any] = {"description": description, "owner": "codex"}
+    if when:
+        entry["when"] = when
+    if deferred:
+        entry["deferred"] = True
+    accept = _lint_facts(definition)
+    if accept:
+        entry["accept_lint"] = accept
+    entry["definition"] = definition
+    return json.dumps(entry, indent=2, ensure_ascii=False) + "\n"
 
 
 def _request(bodies: Mapping[Config, Mapping[str, Any]], cat: Catalog, catalog: Mapping[str, Any] | None) -> dict[str, Any]:

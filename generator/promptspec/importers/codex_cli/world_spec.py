@@ -69,16 +69,22 @@ def agents_files(world: World | None, scenario_cwd: str) -> tuple[dict[str, str]
     return files, section, cwd
 
 
+def deferred_listing(deferred: Mapping[str, Any], captured: list[str | None]) -> str | None:
+    """The lines a release's `<tools>` section lists the deferred MCP servers
+    with (`- mcp__NAME`, in name order), when every captured section that
+    lists one holds exactly that block: then the section says them from the
+    spec's deferred tool files, so a server's file and its line go together.
+    None when there is none, or the captures list them otherwise (the
+    section then stays as captured)."""
+    if not deferred:
+        return None
+    block = "".join(f"- mcp__{name}\n" for name in sorted(deferred))
+    listing = [t for t in captured if t is not None and "- mcp__" in t]
+    return block if listing and all(block in t for t in listing) else None
+
+
 def provenance(world: World | None, copied: Mapping[str, str]) -> dict[str, Any]:
     """What provenance.json records of the world: never a credential."""
     if world is None or world.empty:
         return {}
-    return {"world": {
-        "cwd": str(world.cwd) if world.cwd else None,
-        "codex_home": str(world.codex_home) if world.codex_home else None,
-        "config_overrides": world.public_overrides(),
-        "enable": list(world.enable),
-        "disable": list(world.disable),
-        "credentials_skipped": list(world.skipped),
-        "spec_files_from_world": sorted(copied),
-    }}
+    return {"world": {**world.record(), "spec_files_from_world": sorted(copied)}}

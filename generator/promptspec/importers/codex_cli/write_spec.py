@@ -21,9 +21,10 @@ import yaml
 from ...oracle import parts
 from ...oracle.capture import AXES, MODES, PERSONALITIES, Config, Harvest
 from ...oracle.scratch import PROMPT
+from ...render.codex import escape_braces
 from . import learn, world_spec
 from .conditions import Catalog, rectangles
-from .tools_spec import ToolsProblem, build_tools
+from .tools_spec import ToolsProblem, build_tools, deferred_files
 
 SCENARIO_DEFAULTS = {
     "cwd": "/home/user/project",
@@ -78,7 +79,8 @@ class Built:
 
 
 def build(h: Harvest) -> Built:
-    out = Built()
+    out = Built(not_modelled=[f"MCP server {n}'s tools: Codex {h.release} shows them in no first request of these models"
+                              " (code mode keeps them behind its exec tool)" for n in h.mcp_hidden])
     ok = [c for c in h.captures if c.body is not None]
     if not ok:
         raise ImportProblem("Codex refused every configuration")
@@ -109,7 +111,8 @@ def build(h: Harvest) -> Built:
     for lay in layouts.values():
         for _, slots in lay:
             names += [s for s in slots if s not in names]
-    texts = _Texts(h.sentinels)
+    listing = world_spec.deferred_listing(h.mcp_deferred, [_part(p, "deferred_tools") for p in parsed.values()])
+    texts = _Texts({**h.sentinels, **({LISTING: listing} if listing else {})})
     own_texts = catalog_strings(h.catalog)
     fragments: dict[str, dict[str, Any]] = {}
     renamed: dict[str, str] = {}
@@ -148,8 +151,13 @@ def build(h: Harvest) -> Built:
     if exact:
         spec["exact"] = exact
     out.files.update(tool_files)
+    out.files.update(deferred_files({c.config: c.body for c in ok}, h.mcp_deferred, models, h.catalog))  # type: ignore[misc]
     if refused:
         spec["refuse"] = {"approval_policy": {a: f"Codex {h.release} refuses it ({why})" for a, why in refused}}
+    excluded = _refused_cells(h, cat, {"personality": list(spec["personalities"]), "mode": list(spec["modes"]),
+                                       "sandbox_mode": sandboxes, "approval_policy": approvals})
+    if excluded:
+        spec["matrix"] = {"exclude": excluded}
     out.files["spec.yaml"] = _HEADER.format(release=h.release) + yaml.dump(spec, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     out.files["models.json"] = json.dumps(h.catalog, indent=2, ensure_ascii=False) + "\n"
     out.files.update(agents_docs)
@@ -305,6 +313,19 @@ def _exact_instructions(base: learn.BaseLearned, texts: "_Texts", release: str) 
     return out
 
 
+def _refused_cells(h: Harvest, cat: Catalog, values: Mapping[str, list[str]]) -> list[dict[str, Any]]:
+    """Configurations the release refuses while it takes each of their values
+    elsewhere (a personality one model does not take): matrix exclusions, as
+    few rules as it takes, so the spec has no variant Codex would not run.
+    A value refused everywhere is left out of its axis instead (`refuse:`)."""
+    cells = {tuple(getattr(c.config, a) for a in AXES) for c in h.captures if c.refused
+             and all(getattr(c.config, a) in values[a] for a in AXES if a != "model")}
+    if not cells:
+        return []
+    rects = [{a: v for a, v in rect.items() if a == "model" or set(v) != set(values[a])} for rect in rectangles(cells, AXES)]
+    return [cat.when(rect, about="refused") for rect in rects]  # an axis all of whose values are refused there is left out
+
+
 def _plain_when(when: Mapping[str, list[str]]) -> dict[str, Any]:
     """A `when` as a person writes it: a single value without list brackets."""
     return {k: (v[0] if len(v) == 1 else list(v)) for k, v in when.items()}
@@ -324,6 +345,13 @@ def _personalities(base: learn.BaseLearned, names: list[str]) -> dict[str, Any]:
     return out
 
 
+def as_template(raw: str, sentinels: Mapping[str, str]) -> str:
+    """A captured text as a spec text that gives it back: template syntax it
+    holds written as literals (render/codex.py escape_braces), then the
+    scratch world's values as placeholders -- so any text can be stored."""
+    return parts.to_placeholders(escape_braces(raw), {k: escape_braces(v) for k, v in sentinels.items()})
+
+
 class _Texts:
     """Every distinct text once, as `texts/PART/NAME.md`, with placeholders for the sentinels."""
 
@@ -337,9 +365,7 @@ class _Texts:
         key = (folder, raw)
         if key in self.by_text:
             return self.by_text[key]
-        if parts.has_placeholder_syntax(raw):
-            raise ImportProblem(f"a {folder} text contains '{{{{ name }}}}' syntax, which a spec text cannot hold verbatim")
-        text = parts.to_placeholders(raw, self.sentinels)
+        text = as_template(raw, self.sentinels)
         path = f"texts/{folder}/{name}.md"
         n = 2
         while path in self.files:
@@ -357,6 +383,11 @@ class _Texts:
         extra = [n for n in self.sentinels if n not in parts.ENVIRONMENT]  # config texts (-c developer_instructions=...)
         return [n for n in (*ENV_NAMES, *extra) if n in found]
 
+
+LISTING = "deferred_namespaces"
+COMPUTED = {LISTING: '(("- " ~ (tools.deferred | map(attribute="name") | join("\\n- ")) ~ "\\n") if tools.deferred else "")'}
+"""Placeholders a text gets from the variant rather than the scenario: the
+deferred MCP namespaces listed from the spec's deferred tool files."""
 
 AXIS_EXPR = {"model": "model.slug", "personality": "personality.name", "mode": "mode.name",
              "sandbox_mode": "sandbox_mode", "approval_policy": "approval_policy"}
@@ -429,7 +460,7 @@ def _stored_choice(texts: _Texts, folder: str, table: learn.Table) -> tuple[str,
     for key, raw in sorted(table.rows.items()):
         lookup["|".join(key)] = texts.add(folder, _file_name(sharing[raw]), raw)
     names = texts.placeholders(lookup.values())
-    args = "".join(f", {n}={n}" for n in names)
+    args = "".join(f", {n}={COMPUTED.get(n, n)}" for n in names)
     var = folder.replace("/", "_")
     if not table.axes:
         if not lookup:
@@ -451,11 +482,11 @@ def _fragment(name: str, values: Mapping[Config, str | None], layouts, texts: _T
     if name == "agents_md":
         sample = next(v for v in values.values() if v is not None)
         head, sep, _ = sample.partition("\n<INSTRUCTIONS>\n")
-        if not sep or not sample.endswith("\n</INSTRUCTIONS>"):
-            raise ImportProblem("the AGENTS.md part has an unknown shape")
-        frag.update({"start": parts.to_placeholders(head, texts.sentinels) + sep, "end": "\n</INSTRUCTIONS>",
-                     "requires": ["agents_md"], "text": "{{ agents_md }}", "glue_ok": True})
-        return frag
+        if sep and sample.endswith("\n</INSTRUCTIONS>") and all(v is None or v.startswith(head + sep) for v in values.values()):
+            frag.update({"start": as_template(head, texts.sentinels) + sep, "end": "\n</INSTRUCTIONS>",
+                         "requires": ["agents_md"], "text": "{{ agents_md }}", "glue_ok": True})
+            return frag
+        # A shape the AGENTS.md rule does not give: the captured texts, chosen by axes, as for any part.
     if name == "permissions":
         split = {cfg: (learn.split_permissions(v) if v is not None else None) for cfg, v in values.items()}
         if all(s is not None for cfg, s in split.items() if values[cfg] is not None):

@@ -166,6 +166,7 @@
     return {
       id: values.join("/"),
       values: values,
+      conversations: this.conversationsOf(idx),
       encoding: raw.encodings[model[0]],
       model: { displayName: model[1], contextWindow: model[2], usableWindow: model[3], compactLimit: model[4] },
       base: base,
@@ -231,6 +232,49 @@
     pre.textContent = reveal(text);
     box.appendChild(pre);
     return box;
+  }
+
+  // Each conversation of the spec from this variant: its requests and the items each adds.
+  Data.prototype.conversationsOf = function (idx) {
+    var raw = this.raw, texts = this.texts, self = this;
+    return (raw.conversations || []).map(function (c) {
+      var id = self.lookup(c[2], idx);
+      return {
+        name: c[0], description: c[1],
+        requests: id >= 0 ? raw.threads[id].map(function (r) {
+          return { kind: r[0], reason: r[1], items: r[2].map(function (m) {
+            return { role: raw.roles[m[0]], texts: m[1].map(function (t) { return texts[t]; }) };
+          }) };
+        }) : null
+      };
+    });
+  };
+
+  function renderConversations(view, v) {
+    if (!v.conversations.length) return;
+    var box = el("div", "pse-conversations");
+    box.appendChild(el("h3", null, "Conversations from this variant"));
+    v.conversations.forEach(function (c) {
+      var block = details("pse-conversation", [el("span", "pse-name", c.name),
+        c.requests ? " · " + plural(c.requests.length, "request") : " · kept for the first variant of each model only"], "",
+        { "data-conversation": c.name });
+      block.removeChild(block.lastChild);
+      if (c.description) block.appendChild(el("p", "pse-note", c.description));
+      (c.requests || []).forEach(function (r, n) {
+        var chars = 0;
+        r.items.forEach(function (m) { m.texts.forEach(function (t) { chars += utf8Length(t); }); });
+        var head = "request " + (n + 1) + " · " + r.kind + (r.reason ? " (" + r.reason + ")" : "") + " · adds " +
+          plural(r.items.length, "item") + " · ≈" + fmt(Math.ceil(chars / 4)) + " tokens (Codex estimate)";
+        var req = details("pse-request", [head], "", { "data-kind": r.kind });
+        req.removeChild(req.lastChild);
+        r.items.forEach(function (m) {
+          m.texts.forEach(function (t) { req.appendChild(details("pse-section", [el("span", "pse-role", m.role)], t)); });
+        });
+        block.appendChild(req);
+      });
+      box.appendChild(block);
+    });
+    view.appendChild(box);
   }
 
   function render(view, v, links) {
@@ -341,6 +385,7 @@
     });
     view.appendChild(tools);
     view.appendChild(prompt);
+    renderConversations(view, v);
   }
 
   // -- the explorer as a hub: links to a variant's page and JSON ---------------

@@ -50,6 +50,10 @@ The format (``format: promptspec-explorer/1``; all ids index the named list):
     columns    {base, skeleton, notes, tools: [deps, table], sections: [[deps,
                 table] per fragment]}; value = table[row-major index over the
                 deps axes] (a list, or {index: id} when sparse); -1: none
+    conversations  (with `conversations:`) [[name, description, column], ...]:
+                per script, a column of thread ids (-1: not run from there)
+    threads    [[[kind, reason, [[role id, [text id, ...]], ...]], ...], ...]:
+                a thread's requests and the items each adds (`_conversations`)
 
 A variant's total is its base instructions, sections and tool list (the
 list's JSON as serialised in the request, counted offline).
@@ -335,7 +339,7 @@ def build(result: Result) -> dict[str, Any]:
                 model.compact_limit,
             ]
         )
-    return {
+    out = {
         "format": FORMAT,
         "spec": spec.name,
         "axes": [[name, values] for name, values in axes],
@@ -368,6 +372,52 @@ def build(result: Result) -> dict[str, Any]:
             "sections": [column(frag_rows[f], frag_vals[f]) for f in range(len(fragments))],
         },
     }
+    if spec.conversations:
+        threads = _Interner()
+        out["conversations"] = [[name, description, column(rows, values)]
+                                for name, description, rows, values in _conversations(result, texts, roles, threads)]
+        out["threads"] = [[[kind, reason, [[role, list(ids)] for role, ids in items]] for kind, reason, items in t] for t in threads.items]
+        out["texts"] = _pack(texts.items)  # the conversations' texts joined the list (uncounted: null tokens)
+        out["roles"] = roles.items
+        for row in tokens:
+            row.extend([None] * (len(texts.items) - len(row)))
+    return out
+
+
+MAX_CONVERSATION_VARIANTS = 2000
+"""Past this many variants each conversation is kept from the first variant of
+each model only (as its pages are): running every variant's threads would cost minutes."""
+
+
+def _conversations(result: Result, texts: _Interner, roles: _Interner, threads: _Interner) -> list[Any]:
+    """Per script: (name, description, the variants it ran from (indices into
+    result.measures), their thread ids).  A thread is its requests, each
+    (kind, reason, the items it adds as (role id, text ids)), interned: the
+    same thread from many variants is stored once, and the column over the
+    axes (like a section's) drops the axes it does not depend on."""
+    from ...assemble.builder import Assembler
+    from ...assemble.conversation import conversation
+    from ...spec.readers.scripts import read_script
+
+    spec = result.spec
+    asm = Assembler(spec)
+    rows = list(range(len(result.measures)))
+    if len(rows) > MAX_CONVERSATION_VARIANTS:
+        firsts: dict[str, int] = {}
+        for n, m in enumerate(result.measures):
+            firsts.setdefault(m.request.variant.model, n)
+        rows = sorted(firsts.values())
+    out = []
+    for name, ref in spec.conversations:
+        path = spec.fs.resolve(ref, origin="spec.yaml")
+        script = read_script(path, spec.fs.display(path))
+        values = []
+        for n in rows:
+            thread = conversation(spec, result.measures[n].request.variant, script, asm)
+            values.append(threads(tuple((t.kind, t.reason, tuple((roles(m.role), tuple(texts(x.text) for x in m.sections))
+                                                               for m in t.new_messages)) for t in thread)))
+        out.append((name, script.description, rows if len(rows) < len(result.measures) else None, values))
+    return out
 
 
 def data_bytes(result: Result | Mapping[str, Any]) -> bytes:

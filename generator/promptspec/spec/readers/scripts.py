@@ -146,9 +146,12 @@ def check_script(spec: Spec, script: Script, start: Mapping[str, str]) -> None:
                 raise SpecError(f"step {n}: 'set' names {key!r}, which is not a setting of this spec", shown, line=step.line,
                                 hint=f"settings: {', '.join(sorted(allowed))}")
             if key in axes and str(value) not in axes[key]:
-                what = "model not in the catalog" if key == "model" else f"{key} the spec lacks"
+                what = f"{key} the spec lacks"
+                if key == "model":
+                    filtered = isinstance(spec.raw, dict) and spec.raw.get("model_filter")
+                    what = "model not in the catalog" + (" or left out by model_filter" if filtered else "")
                 raise SpecError(f"step {n}: set.{key} = {value!r} is a {what}", shown, line=step.line,
-                                hint=f"known: {', '.join(axes[key])}")
+                                hint=f"use one of: {', '.join(axes[key])}")
             refused = spec.refuse.get(key, {}).get(str(value))
             if refused is not None:
                 raise SpecError(f"step {n}: the agent refuses {key} = {value!r}: {refused}", shown, line=step.line,

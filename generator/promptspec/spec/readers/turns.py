@@ -20,11 +20,12 @@ from ..model import ALWAYS, BUILTIN_AXES, COMPUTED_BODY_KEYS, Fragment, Model, W
 from .reader import Reader, read_when
 from .tools import to_json
 
-TURNS_KEYS = {"settings", "instructions", "reply", "updates", "skills", "compaction", "max_steps"}
-UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different"}
+TURNS_KEYS = {"settings", "instructions", "reply", "updates", "join", "skills", "compaction", "max_steps"}
+UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different", "partial"}
+PARTIAL_KEYS = {"always", "with"}
 REPLY_KEYS = {"item", "content"}
 SKILLS_KEYS = {"fragment", "files", "mention"}
-COMPACTION_KEYS = {"prompt", "summary", "params", "history", "limit_setting", "percent", "on_model_switch"}
+COMPACTION_KEYS = {"prompt", "summary", "params", "switch_params", "history", "leave_out", "limit_setting", "percent", "on_model_switch"}
 HISTORY_PIECES = ("user_messages", "last_user_message", "earlier_user_messages", "summary", "initial_context")
 DEFAULT_SETTINGS = ("sandbox_mode", "approval_policy", "cwd")
 DEFAULT_HISTORY = ("user_messages", "summary", "initial_context")
@@ -43,9 +44,24 @@ class Update:
     role: str
     when: When = field(default=ALWAYS, hash=False)
     line: int | None = None
-    if_different: bool = False
-    """Sent only when its text differs from what the state before the change renders
-    (a release that diffs its context, e.g. permissions re-sent because a new folder changed the writable roots)."""
+    if_different: tuple[str, ...] = ()
+    """The changes (of `on`) after which it is sent only when its text differs from
+    what the state before renders (a release that diffs its context, e.g. permissions
+    re-sent because a new folder changed the writable roots); `true` in spec.yaml is all of `on`."""
+    partial: "Partial | None" = None
+    """Send only the lines that changed (a release that sends a partial environment context)."""
+
+
+@dataclass(frozen=True)
+class Partial:
+    """Which lines of a section a partial update sends: a line is named by the
+    XML tag it opens with (`  <cwd>...` is `cwd`); it is sent when its text
+    differs from the state before, when `always` names it, or when the line
+    `with_` ties it to is sent.  Lines that open with no tag are always sent,
+    and so are the markers: the update stays one well-formed block."""
+
+    always: tuple[str, ...] = ()
+    with_: tuple[tuple[str, str], ...] = ()  # (line, the line it goes with)
 
 
 @dataclass(frozen=True)
@@ -73,6 +89,10 @@ class Compaction:
     on_model_switch: str | None = None
     """A catalog field: a model switch between models whose values differ compacts first."""
     line: int | None = None
+    leave_out: tuple[str, ...] = ()
+    """Fragments of the initial context a rebuilt history does not re-inject."""
+    switch_params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    """Merged over `params` for the compaction a model switch causes (a release may send it with other settings)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +105,8 @@ class Turns:
     reply_content: tuple[tuple[str, Any], ...] = ()
     """Keys after `text` in the item's one output_text part."""
     updates: tuple[Update, ...] = ()
+    join: tuple[str, ...] = ()
+    """Roles whose consecutive context-update messages go as one message (its parts in order)."""
     skill_fragment: str | None = None
     skill_files: Mapping[str, str] = field(default_factory=dict, hash=False)
     """skill name -> its SKILL.md (a spec file)."""
@@ -143,8 +165,12 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         if role not in ("developer", "user"):
             raise ur.err("role", f"role must be 'developer' or 'user', found {role!r}")
         when = read_when(ur, axes=axis_names, models=models, what="a turns update's 'when'")
-        updates.append(Update(on, frags, role, when, line, bool(ur.get("if_different", bool, False))))
+        updates.append(Update(on, frags, role, when, line, _if_different(ur, on), _partial(ur)))
 
+    join = r.str_list("join")
+    for role in join:
+        if role not in ("developer", "user"):
+            raise r.err("join", f"turns.join lists {role!r}, which is not a role", hint="list developer and/or user")
     reply = Reader(r.get("reply", dict, {}) or {}, top.where, "turns.reply")
     reply.unknown(REPLY_KEYS, "turns.reply")
     item = to_json(reply.get("item", dict, {"type": "message", "role": "assistant"}), top.where, reply.line("item"), "turns.reply.item")
@@ -178,6 +204,7 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         reply_item=tuple(item.items()),
         reply_content=tuple(content.items()),
         updates=tuple(updates),
+        join=join,
         skill_fragment=skill_fragment,
         skill_files=MappingProxyType(files),
         skill_mention=skills.text("mention", "$"),
@@ -185,6 +212,32 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         max_steps=max_steps,
         defined=True,
     )
+
+
+def _if_different(ur: Reader, on: tuple[str, ...]) -> tuple[str, ...]:
+    """`if_different: true` (after any change of `changed`), false, or the changes it holds for."""
+    raw = ur.get("if_different", (bool, list), False)
+    if isinstance(raw, bool) or raw is None:
+        return on if raw else ()
+    names = ur.str_list("if_different")
+    for name in names:
+        if name not in on:
+            raise ur.err("if_different", f"if_different names {name!r}, which is not in this update's 'changed'",
+                         hint=f"use true, false or some of: {', '.join(on)}")
+    return names
+
+
+def _partial(ur: Reader) -> Partial | None:
+    raw = ur.get("partial", dict)
+    if raw is None:
+        return None
+    pr = Reader(raw, ur.where, "a turns update's partial")
+    pr.unknown(PARTIAL_KEYS, "a turns update's 'partial'")
+    ties = pr.get("with", dict, {}) or {}
+    for name, other in ties.items():
+        if not isinstance(other, str):
+            raise pr.err("with", f"partial.with.{name} must name one line (an XML tag), found {other!r}")
+    return Partial(tuple(pr.str_list("always")), tuple((str(k), v) for k, v in ties.items()))
 
 
 def _compaction(r: Reader, fragment: Any, axis_names: set[str], scenario: Mapping[str, Any], settings: tuple[str, ...],
@@ -199,9 +252,11 @@ def _compaction(r: Reader, fragment: Any, axis_names: set[str], scenario: Mappin
         raise c.err(None, "turns.compaction needs 'prompt:' (the fragment holding the compaction prompt)")
     summary = fragment(c, "summary", raw.get("summary")) if raw.get("summary") is not None else None
     params = to_json(c.get("params", dict, {}) or {}, r.where, c.line("params"), "turns.compaction.params")
-    for name in params:
-        if name in COMPUTED_BODY_KEYS and name != "tools":
-            raise c.err("params", f"turns.compaction.params cannot set {name!r}", hint="only 'tools' and the request parameters")
+    switch_params = to_json(c.get("switch_params", dict, {}) or {}, r.where, c.line("switch_params"), "turns.compaction.switch_params")
+    for key, given in (("params", params), ("switch_params", switch_params)):
+        for name in given:
+            if name in COMPUTED_BODY_KEYS and name != "tools":
+                raise c.err(key, f"turns.compaction.{key} cannot set {name!r}", hint="only 'tools' and the request parameters")
     history = []
     for entry in c.get("history", list, list(DEFAULT_HISTORY)):
         piece = _piece(c, entry)
@@ -217,8 +272,10 @@ def _compaction(r: Reader, fragment: Any, axis_names: set[str], scenario: Mappin
         if switch not in known:
             raise c.err("on_model_switch", f"turns.compaction.on_model_switch names {switch!r}, which no model in the catalog has",
                         hint="name the catalog field that groups models into compaction families")
+    leave_out = tuple(fragment(c, "leave_out", name) for name in c.str_list("leave_out"))
     return Compaction(prompt, summary, MappingProxyType(params), tuple(history),
-                      c.text("limit_setting", "model_auto_compact_token_limit"), percent, switch, r.line("compaction"))
+                      c.text("limit_setting", "model_auto_compact_token_limit"), percent, switch, r.line("compaction"),
+                      leave_out, MappingProxyType(switch_params))
 
 
 def _piece(c: Reader, entry: Any) -> HistoryPiece:

@@ -1,0 +1,58 @@
+"""Later turns of a newer release (0.171.0): a partial environment context on
+a sandbox switch, a note re-sent with a new folder's AGENTS.md, joined user
+updates, a model switch that names the new model.  The release is installed
+from npm at test time (tests/codex_release.py); two models of one compaction
+family keep it to a minute or two.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from codex_release import codex_install
+from promptspec.cli import main
+from promptspec.importers.codex_cli import import_cli
+
+RELEASE = "0.171.0"
+MODELS = ("gpt-6-sol", "gpt-6-luna")  # one comp_hash family (see the issue's notes for switches across families)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def newer(tmp_path_factory) -> tuple[Path, Path, dict]:
+    cli = codex_install(RELEASE)
+    out = tmp_path_factory.mktemp("later-newer") / "spec"
+    spec_dir, stats = import_cli(cli, out, models=MODELS, later_turns=True)
+    return cli, spec_dir, stats
+
+
+def test_the_newer_release_is_learned_and_every_thread_reproduced(newer):
+    _, spec_dir, stats = newer
+    assert stats["threads"] >= 28 and stats["thread_requests"] > stats["threads"]
+    turns = yaml.safe_load((spec_dir / "spec.yaml").read_text())["turns"]
+    by_fragment = {tuple(u["fragments"]): u for u in turns["updates"]}
+    env = by_fragment[("environment_context",)]
+    # Only the changed lines of the context go, the date and time zone always, the shell with the folder.
+    assert env["partial"]["always"] and env["partial"]["with"] and "cwd" in env["changed"]
+    assert turns.get("join") == ["user"]
+    switch = yaml.safe_load((spec_dir / "fragments" / "model_switch.yaml").read_text())
+    assert "{{ model.slug }}" in switch["start"] + switch["text"] and not any(m in json.dumps(switch) for m in MODELS)
+    assert yaml.safe_load((spec_dir / "fragments" / "agents_md_update.yaml").read_text())["later"] is True
+    assert main(["lint", "--spec", str(spec_dir), "--strict"]) == 0
+
+
+def test_verify_finds_every_request_of_the_standard_threads_identical(newer, capsys):
+    cli, spec_dir, _ = newer
+    # The last sampled variant starts from another sandbox and approval than the importer's starts.
+    rc = main(["verify", "--cli", str(cli), "--spec", str(spec_dir), "--sample", "3", "--threads", "3", "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    names = {t["thread"] for t in data["threads"]}
+    assert {"two-turns", "model-within-family", "personality-none", "sandbox", "approval", "cwd", "cwd-unrestricted",
+            "skill-mention", "compact-manual", "compact-prompt", "compact-auto", "compact-below", "compact-configured"} <= names
+    assert len({t["variant"] for t in data["threads"]}) == 3
+    assert [t for t in data["threads"] if not t["identical"]] == [] and rc == 0
