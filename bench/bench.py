@@ -26,16 +26,25 @@ peak memory, ru_maxrss, is that build's alone), it measures:
 * **trivial floor**: the same number of pages, one line each -- what MkDocs
   costs per page whatever the page holds;
 * **reload**: `mkdocs serve` with the plugin, one fragment edited, the time
-  until a served variant page that contains it shows the edit, and until
-  MkDocs says the rebuild is done ("Reloading browsers": when a browser
-  reloads) -- sizes up to `--serve-up-to`; the edit is repeated `--repeat`
-  times, the minimum and the median kept.  MkDocs polls for changes every
-  0.5 s, so an edit waits 0-0.5 s before the rebuild starts; the edits are
-  spread evenly over that period (not made at a fixed time after the last
-  rebuild, which measures one wait every time), so the minimum is the
-  rebuild with the shortest wait and the median a typical one.  Serve is
-  stopped with SIGINT, so MkDocs removes its temp site (in TMPDIR, or
-  `--serve-tmpdir`).
+  from the edit until a browser would show it: the livereload long poll a
+  served page holds (`/livereload/<epoch>/<id>`, what MkDocs' script in every
+  page waits on) answers with a new epoch, and the changed variant page,
+  fetched over HTTP as the reloaded browser does, holds the edit -- sizes up
+  to `--serve-up-to`; the edit is repeated `--serve-edits` times (default:
+  5, at least `--repeat`), the minimum and the median kept, with the serve
+  process's CPU seconds per edit (from /proc).  MkDocs polls for changes
+  every 0.5 s, so an edit waits 0-0.5 s before the rebuild starts; the
+  edits are spread evenly over that period (not made at a fixed time after
+  the last rebuild, which measures one wait every time), so the minimum is
+  the rebuild with the shortest wait and the median a typical one.  The
+  median is reported against the plugin's full build of the same site
+  (`reload_vs_build`), and the serve process's peak memory (VmHWM, after
+  the first build and all the edits) against that build's peak
+  (`serve_rss_vs_build`).  Serve is stopped with SIGINT, so MkDocs removes
+  its temp site (in TMPDIR, or `--serve-tmpdir`).
+
+Every figure carries the load average when it was taken and the CPU seconds
+(user + system) beside the wall-clock time, since the machine may be shared.
 
 Every MkDocs config takes its theme and Markdown extensions from the
 repository's mkdocs.yml (the one the README serves, Mermaid fence included).
@@ -51,6 +60,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -205,6 +215,15 @@ def _own_peak_mib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+def _own_cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return round(r.ru_utime + r.ru_stime, 2)
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
 def _fresh_docs(folder: Path, files: dict[str, str | bytes]) -> Path:
     """A new docs folder holding a stub index.md and `files` (path -> text or bytes)."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -281,14 +300,17 @@ def child_mkdocs_build(config: Path) -> dict[str, Any]:
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
-    t = time.perf_counter()
+    t, cpu, load = time.perf_counter(), _own_cpu_s(), _load()
     cfg = load_config(str(config))
     build(cfg)
     seconds = time.perf_counter() - t
+    cpu = _own_cpu_s() - cpu
     site = Path(cfg["site_dir"])
     index = site / "search" / "search_index.json"
     return {
         "build_s": round(seconds, 2),
+        "cpu_s": round(cpu, 2),
+        "load": load,
         "pages": sum(1 for _ in site.rglob("*.html")),
         "site_bytes": sum(p.stat().st_size for p in site.rglob("*") if p.is_file()),
         "search_index_bytes": index.stat().st_size if index.exists() else None,
@@ -340,7 +362,8 @@ def mkdocs_build(config: Path, cache: Path, args: argparse.Namespace) -> dict[st
             return res
         runs.append(res)
     best = min(runs, key=lambda r: r["build_s"])
-    return {**best, "runs_s": [r["build_s"] for r in runs], "peak_rss_mib": max(r["peak_rss_mib"] for r in runs)}
+    return {**best, "runs_s": [r["build_s"] for r in runs], "runs_cpu_s": [r["cpu_s"] for r in runs],
+            "peak_rss_mib": max(r["peak_rss_mib"] for r in runs)}
 
 
 def free_port() -> int:
@@ -357,9 +380,53 @@ def _get(url: str) -> str | None:
         return None
 
 
+_LIVERELOAD = re.compile(r"livereload\((\d+),\s*(\d+)\)")
+"""The call MkDocs' serve injects into every HTML page it serves: the epoch
+of the site the page is from, and the page's request id."""
+
+
+def _proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a running process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_mem_mib(pid: int) -> dict[str, float]:
+    """Peak and current resident memory of a running process (Linux /proc)."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmHWM", "VmRSS"):
+            out[key] = round(int(value.split()[0]) / 1024, 1)
+    return {"peak_rss_mib": out.get("VmHWM"), "rss_mib": out.get("VmRSS")}
+
+
+def _reload_until(base: str, page: str, epoch: str, marker: str, proc: subprocess.Popen, deadline: float) -> tuple[float, float]:
+    """What a browser showing `page` of site `epoch` does after an edit: wait
+    on the livereload long poll until the server answers with a newer epoch,
+    then fetch the page again, until it holds `marker`.  (moment the poll
+    answered, moment the page with the edit was served), perf_counter."""
+    answered = None
+    while True:
+        text = _get(f"{base}livereload/{epoch}/{time.time_ns() // 1_000_000}")
+        if proc.poll() is not None or time.perf_counter() > deadline:
+            raise RuntimeError("mkdocs serve exited" if proc.poll() is not None else "the edit did not show in time")
+        if text is None or not text.strip().isdigit() or int(text) <= int(epoch):
+            time.sleep(0.05 if text is None else 0)
+            continue
+        epoch = text.strip()
+        answered = answered or time.perf_counter()
+        shown = _get(base + page)
+        if shown is not None and marker in shown:
+            return answered, time.perf_counter()
+        # A rebuild that started before the edit was written: wait on the next one.
+
+
 def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argparse.Namespace) -> dict[str, Any]:
-    """`mkdocs serve`; edit `target` --repeat times, each time until `page`
-    shows the edit; the plugin's log lines of the rebuilds are kept."""
+    """`mkdocs serve`; edit `target` --serve-edits times, each time until a
+    browser on `page` would show the edit (livereload, then the page); the
+    serve process's CPU per edit and its peak memory; the plugin's log lines
+    of the rebuilds are kept."""
     port = free_port()
     base = f"http://127.0.0.1:{port}/"
     log_path = config.with_suffix(".serve.log")
@@ -367,9 +434,7 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
     env = _child_env(cache)
     if args.serve_tmpdir:
         env["TMPDIR"] = str(args.serve_tmpdir)  # where MkDocs puts the site it serves
-
-    def rebuilt() -> int:
-        return log_path.read_text(encoding="utf-8").count("Reloading browsers")
+    edits = max(args.serve_edits, args.repeat)
 
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen(
@@ -381,45 +446,44 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
         )
         try:
             t = time.perf_counter()
-            while _get(base + page) is None:
+            while (text := _get(base + page)) is None:
                 if proc.poll() is not None:
                     return {"error": "mkdocs serve exited; see " + str(log_path)}
                 if time.perf_counter() - t > args.timeout:
                     return {"error": f"first build not served within {args.timeout:.0f} s"}
                 time.sleep(0.25)
             first = time.perf_counter() - t
-            reloads, done = [], []
-            for k in range(args.repeat):
+            first_mem = _proc_mem_mib(proc.pid)
+            reloads, polls, cpus, loads = [], [], [], []
+            for k in range(edits):
                 marker = f"bench-edit-{os.getpid()}-{k}-{time.time_ns()}"
                 # Let the watcher settle after the last build; then an edit at
                 # a new point of its polling period each time.
-                time.sleep(1.0 + POLL_PERIOD * k / args.repeat)
-                before = rebuilt()
+                time.sleep(1.0 + POLL_PERIOD * k / edits)
+                m = _LIVERELOAD.search(_get(base + page) or "")
+                if m is None:
+                    return {"error": "the served page has no livereload script"}
+                loads.append(_load())
+                cpu = _proc_cpu_s(proc.pid)
                 t = time.perf_counter()
                 target.write_text(original + marker + "\n", encoding="utf-8")
-                shown = None
-                while True:
-                    if shown is None:
-                        text = _get(base + page)
-                        if text is not None and marker in text:
-                            shown = round(time.perf_counter() - t, 2)
-                    if shown is not None and rebuilt() > before:
-                        reloads.append(shown)
-                        done.append(round(time.perf_counter() - t, 2))
-                        break
-                    if proc.poll() is not None:
-                        return {"error": "mkdocs serve exited; see " + str(log_path)}
-                    if time.perf_counter() - t > args.timeout:
-                        return {"error": f"the edit did not show within {args.timeout:.0f} s"}
-                    time.sleep(0.05)
+                try:
+                    answered, shown = _reload_until(base, page, m.group(1), marker, proc, t + args.timeout)
+                except RuntimeError as exc:
+                    return {"error": f"{exc}; see {log_path}"}
+                cpus.append(round(_proc_cpu_s(proc.pid) - cpu, 2))
+                polls.append(round(answered - t, 2))
+                reloads.append(round(shown - t, 2))
+            mem = _proc_mem_mib(proc.pid)
         finally:
             target.write_text(original, encoding="utf-8")
             stopped = _stop(proc)
     lines = [line.split("promptspec: ", 1)[1].strip() for line in log_path.read_text(encoding="utf-8").splitlines()
              if "promptspec: " in line and " variants" in line]
-    return {"first_build_served_s": round(first, 2), "reload_s": min(reloads),
-            "reload_median_s": statistics.median(reloads), "reloads_s": reloads,
-            "reload_done_s": min(done), "reloads_done_s": done,
+    return {"first_build_served_s": round(first, 2), "first_build_rss_mib": first_mem["peak_rss_mib"],
+            "reload_s": min(reloads), "reload_median_s": statistics.median(reloads), "reloads_s": reloads,
+            "livereload_answers_s": polls, "reload_cpu_s": cpus, "reload_cpu_median_s": statistics.median(cpus),
+            "loads": loads, "peak_rss_mib": mem["peak_rss_mib"], "rss_mib": mem["rss_mib"],
             "stopped": stopped, "plugin_rebuild": lines[-1] if len(lines) > 1 else None}
 
 
@@ -481,7 +545,12 @@ def bench_size(size: int, work: Path, args: argparse.Namespace) -> dict[str, Any
         variant = next((v for v in matrix(load_spec(spec)) if v.mode == "pair_programming"), None)
         row["serve"] = (serve_reload(cfg, spec / EDITED, cache, f"prompts/variants/{variant.slug}/", args)
                         if variant else {"error": "no pair_programming variant to watch"})
-        print(f"  mkdocs serve, edit to reload: {json.dumps(row['serve'])}", flush=True)
+        serve, build = row["serve"], row["plugin"]
+        if "error" not in serve and build.get("build_s"):
+            row["reload_vs_build"] = round(serve["reload_median_s"] / build["build_s"], 3)
+            row["serve_rss_vs_build"] = round(serve["peak_rss_mib"] / build["peak_rss_mib"], 2)
+        print(f"  mkdocs serve, edit to reload: {json.dumps(serve)}; median reload / full build "
+              f"{row.get('reload_vs_build')}, serve peak RSS / build peak {row.get('serve_rss_vs_build')}", flush=True)
     return row
 
 
@@ -491,7 +560,7 @@ def _cell(value: Any, width: int) -> str:
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     print(f"{'variants':>8} {'models':>6} {'plugin s':>8} {'prose s':>7} {'trivial s':>9} {'/prose':>6} {'/trivial':>8} "
-          f"{'peak MiB':>8} {'prose MiB':>9} {'ms/var':>6} {'reload s':>8} {'median':>6} {'done s':>6} {'search B':>10}")
+          f"{'peak MiB':>8} {'prose MiB':>9} {'ms/var':>6} {'reload s':>8} {'median':>6} {'/build':>6} {'serve MiB':>9} {'/peak':>5} {'search B':>10}")
     for r in rows:
         if "variants" not in r:
             print(f"{r['requested']:>8} error: {r.get('error')}")
@@ -504,7 +573,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             _cell(p.get("peak_rss_mib"), 8), _cell(r.get("prose", {}).get("peak_rss_mib"), 9),
             _cell(r.get("ms_per_variant"), 6), _cell(r.get("serve", {}).get("reload_s"), 8),
             _cell(r.get("serve", {}).get("reload_median_s"), 6),
-            _cell(r.get("serve", {}).get("reload_done_s"), 6),
+            _cell(r.get("reload_vs_build"), 6), _cell(r.get("serve", {}).get("peak_rss_mib"), 9),
+            _cell(r.get("serve_rss_vs_build"), 5),
             _cell(p.get("search_index_bytes"), 10),
         ]))
 
@@ -515,6 +585,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", type=int, default=None, metavar="N", help="a fixed model count (the approval axis grows instead)")
     parser.add_argument("--axes", default=None, metavar="S,A", help="fixed sandbox and approval value counts (the models grow)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N", help="builds and edits per figure; the minimum is kept (default: %(default)s)")
+    parser.add_argument("--serve-edits", type=int, default=5, metavar="N",
+                        help="edits under mkdocs serve per size, at least --repeat (default: %(default)s)")
     parser.add_argument("--serve-up-to", type=int, default=2400, metavar="N", help="measure edit-to-reload up to N variants (default: %(default)s)")
     parser.add_argument("--serve-tmpdir", type=Path, default=None, metavar="DIR",
                         help="TMPDIR for mkdocs serve, which builds the served site in a temp folder (e.g. /dev/shm)")
@@ -545,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sizes = [int(s) for s in args.sizes.split(",") if s.strip() and s.strip() != "none"]
     root = args.work or Path(tempfile.mkdtemp(prefix="promptspec-bench-"))
-    meta = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "load_before": os.getloadavg()[0],
+    meta = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "load_before": os.getloadavg(),
             "repeat": args.repeat, "plugin_options": dict(args.plugin_option)}
     rows = []
     try:

@@ -142,8 +142,13 @@ def test_serve_rebuilds_in_place_to_what_a_build_makes(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
             time.sleep(0.2)
         poll(f"{server}/{plan}/", lambda b: "<article" in b)
+        # A page both builds write is a new file: the old one was moved out of
+        # the way (not truncated) and is deleted by a thread after the build.
+        assert (served / plan / "index.html").stat().st_ino != inode
+        while any(p.name.startswith(served_output.TRASH) for p in served.iterdir()):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
         got = _tree(served)
-        assert (served / plan / "index.html").stat().st_ino == inode
     built = tmp_path / "built"
     proc = mkdocs_build(config, "-d", str(built))
     assert proc.returncode == 0, proc.stderr
@@ -204,3 +209,23 @@ def test_a_folder_that_cannot_be_moved_leaves_the_clean_to_mkdocs(tmp_path: Path
         assert _tree(site) == {"a/", "a/index.html", "b/", "b/index.html", "c/", "c/index.html"}
     finally:
         subprocess.run(["chattr", "-i", str(site / "b")], check=True)
+
+
+def test_files_written_again_are_moved_away_and_deleted_later(tmp_path: Path) -> None:
+    """served_output.Trash: a file about to be written again is moved into a
+    hidden folder of the site (its path is free for a new file at once), and
+    the folder goes in a thread of its own; a path that is not there is no error."""
+    site = tmp_path / "site"
+    _write(site / "a" / "index.html", "old")
+    trash = served_output.Trash(site)
+    trash.move(site / "a" / "index.html")
+    trash.move(site / "a" / "missing.html")
+    assert not (site / "a" / "index.html").exists()
+    (held,) = [p for p in site.iterdir() if p.name.startswith(served_output.TRASH)]
+    assert [f.read_text() for f in held.iterdir()] == ["old"]
+    trash.empty_later()
+    deadline = time.monotonic() + 30
+    while held.exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert sorted(p.name for p in site.iterdir()) == ["a"]

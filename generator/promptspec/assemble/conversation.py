@@ -297,8 +297,29 @@ def _piece(piece: HistoryPiece, initial: list[Message], users: list[Message], su
     return list(summary)
 
 
+_LATEST: list[Any] = [None, {}, None]
+"""[spec, {(variant, script): thread}, Assembler]: the threads of the latest spec object."""
+
+
 def conversation(spec: Spec, variant: Variant, script: Script, asm: Assembler | None = None) -> list[ThreadRequest]:
-    return Conversation(spec, asm).requests(variant, script)
+    """Every request of `script` started from `variant`.  Kept for the latest
+    Spec object (a loaded spec is never changed): lint, which runs the scripts
+    to see which files later requests read, and the site's conversation
+    pages ask for the same threads in one build (`mkdocs serve`'s rebuilds),
+    and a thread is built once; without `asm`, the threads of one spec share
+    an Assembler (its templates parsed once, not once a thread)."""
+    if _LATEST[0] is not spec:
+        _LATEST[:] = [spec, {}, None]
+    if asm is None:
+        asm = _LATEST[2] = _LATEST[2] or Assembler(spec)
+    key = (variant, script)
+    try:
+        thread = _LATEST[1].get(key)
+    except TypeError:  # a script holding an unhashable value: not kept
+        return Conversation(spec, asm).requests(variant, script)
+    if thread is None:
+        thread = _LATEST[1][key] = tuple(Conversation(spec, asm).requests(variant, script))
+    return list(thread)
 
 
 def request_after(spec: Spec, variant: Variant, script: Script, n: int, asm: Assembler | None = None) -> Request:

@@ -31,7 +31,10 @@ which pipeline.Session guarantees only for the variants an edit can change.
 from __future__ import annotations
 
 import functools
+import hashlib
+import itertools
 import time
+import zlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -62,9 +65,11 @@ class Pages(Mapping[str, str]):
     (`made_on_read`) and held by nobody: the variant pages and downloads,
     which a large site could not hold all at once."""
 
-    def __init__(self, made: Mapping[str, str], on_read: Mapping[str, Callable[[], str]] = {}) -> None:
+    def __init__(self, made: Mapping[str, str], on_read: Mapping[str, Callable[[], str]] = {},
+                 keys: Mapping[str, Callable[[], Any]] = {}) -> None:
         self._made = dict(made)
         self._on_read = dict(on_read)
+        self._keys = dict(keys)
         self._order = sorted({*self._made, *self._on_read})
 
     def __getitem__(self, path: str) -> str:
@@ -82,6 +87,16 @@ class Pages(Mapping[str, str]):
 
     def made_on_read(self, path: str) -> bool:
         return path in self._on_read
+
+    def key(self, path: str) -> Any:
+        """A small value that is the same in two builds only if the text of
+        `path` is: a digest of a text that is held, or what a page made on
+        read is made from (PageCache.page_key) -- without making it."""
+        key = self._keys.get(path)
+        if key is not None:
+            return key()
+        text = self[path]
+        return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
     def reader(self, path: str) -> Callable[[], str]:
         """What makes the text of `path`, to be called when it is needed."""
@@ -101,23 +116,29 @@ class Site:
 
 
 class PageCache:
-    """Per-variant pages (all but their "changed since base" part) and JSON
-    downloads, kept between builds in one process when `keep` (mkdocs
-    serve); otherwise only counted (a build reads each page once or twice
-    and holds none).
+    """Per-variant pages (all but their "changed since base" part), kept
+    between builds in one process when `keep` (mkdocs serve); otherwise
+    only counted (a build reads each page once or twice and holds none).
 
     An entry is reused while its variant's Request and Measure are the very
     objects it was made from (the entry holds them, so their ids cannot be
     reused) and the site's layout -- paths, link style, the set of variants
-    and which of them have pages -- is unchanged."""
+    and which of them have pages -- is unchanged.  Each entry has a serial
+    number, new whenever it is made, so that `page_key` and `json_key` can
+    say a page or download is unchanged without making it or holding its
+    text (JSON downloads are not kept: under serve an unchanged one is not
+    asked for again)."""
 
     def __init__(self, keep: bool = True) -> None:
         self.keep = keep
         self._layout: Any = None
-        self._parts: dict[Any, tuple[Any, Any, tuple[str, str]]] = {}
-        self._json: dict[Any, tuple[Any, str]] = {}
+        # variant -> (request, measure, (length of the first part, both compressed), serial)
+        self._parts: dict[Any, tuple[Any, Any, tuple[int, bytes], int]] = {}
+        self._json: dict[Any, tuple[Any, int]] = {}  # variant -> (request, serial)
+        self._dynamic: dict[Any, tuple[str, ...]] = {}  # this build's variant.dynamic_parts
         self._explorer: tuple[Any, str] | None = None
         self._comparisons: dict[Any, Any] = {}  # summary.KEPT
+        self._serials = itertools.count()
         self.reused = 0
         self.made = 0
 
@@ -130,31 +151,58 @@ class PageCache:
             self._comparisons.clear()
         if self.keep:
             idx.memo[summary.KEPT] = self._comparisons
+        self._dynamic = {}
         self.reused = self.made = 0
 
-    def parts(self, idx: SiteIndex, v: Any) -> tuple[str, str]:
+    def _entry(self, idx: SiteIndex, v: Any) -> tuple[tuple[str, str], int]:
         req, m = idx.request[v], idx.measure[v]
         hit = self._parts.get(v)
         if hit is not None and hit[0] is req and hit[1] is m:
-            self.reused += 1
-            return hit[2]
-        parts = site_variant.static_parts(idx, v)
-        if self.keep:
-            self._parts[v] = (req, m, parts)
+            text = zlib.decompress(hit[2][1]).decode("utf-8")
+            return (text[:hit[2][0]], text[hit[2][0]:]), hit[3]
+        parts, serial = site_variant.static_parts(idx, v), next(self._serials)
+        if self.keep:  # compressed: a few KB a variant for a whole serve session
+            self._parts[v] = (req, m, (len(parts[0]), zlib.compress("".join(parts).encode("utf-8"), 1)), serial)
         self.made += 1
+        return parts, serial
+
+    def parts(self, idx: SiteIndex, v: Any) -> tuple[str, str]:
+        made = self.made
+        parts = self._entry(idx, v)[0]
+        self.reused += self.made == made
         return parts
 
-    def json(self, req: Any) -> str:
+    def _dynamic_parts(self, idx: SiteIndex, v: Any) -> tuple[str, ...]:
+        found = self._dynamic.get(v)
+        if found is None:
+            found = site_variant.dynamic_parts(idx, v)
+            if self.keep:  # page_key, then page: made once a build
+                self._dynamic[v] = found
+        return found
+
+    def page_key(self, idx: SiteIndex, v: Any) -> tuple[int, bytes]:
+        """Equal in two builds only if the variant's page is the same text."""
+        req, m = idx.request[v], idx.measure[v]
+        hit = self._parts.get(v)
+        serial = hit[3] if hit is not None and hit[0] is req and hit[1] is m else self._entry(idx, v)[1]
+        dynamic = "\0".join(self._dynamic_parts(idx, v)).encode("utf-8")
+        return serial, hashlib.blake2b(dynamic, digest_size=16).digest()
+
+    def page(self, idx: SiteIndex, v: Any) -> str:
+        return site_variant.page(idx, v, self.parts(idx, v), self._dynamic_parts(idx, v))
+
+    def json_key(self, req: Any) -> int:
+        """Equal in two builds only if the variant's download is the same text."""
         hit = self._json.get(req.variant)
         if hit is not None and hit[0] is req:
             return hit[1]
-        text = export.dumps(export.responses_payload(req))
+        serial = next(self._serials)
         if self.keep:
-            self._json[req.variant] = (req, text)
-        return text
+            self._json[req.variant] = (req, serial)
+        return serial
 
-    def page(self, idx: SiteIndex, v: Any) -> str:
-        return site_variant.page(idx, v, self.parts(idx, v))
+    def json(self, req: Any) -> str:
+        return export.dumps(export.responses_payload(req))
 
     def explorer_data(self, result: Result) -> str:
         if self._explorer is not None and self._explorer[0] is result:
@@ -222,12 +270,15 @@ def build_site(
         spent[kind.timing] = spent.get(kind.timing, 0.0) + time.perf_counter() - t
     variant_pages = {idx.variant_page(v): functools.partial(cache.page, idx, v) for v in paged}
     variant_files = {idx.variant_json(v): functools.partial(cache.json, idx.request[v]) for v in paged}
+    page_keys = {idx.variant_page(v): functools.partial(cache.page_key, idx, v) for v in paged}
+    file_keys = {idx.variant_json(v): functools.partial(cache.json_key, idx.request[v]) for v in paged}
     if progress is not None:
         progress(len(pages), len(pages))
     explorer_s = spent.get("explorer", 0.0)
     result.timings["explorer"] = explorer_s
     result.timings["pages"] = time.perf_counter() - started - explorer_s
-    return Site(Pages(pages, variant_pages), Pages(files, variant_files), nav, frozenset(p for _, p in nav), len(paged))
+    return Site(Pages(pages, variant_pages, page_keys), Pages(files, variant_files, file_keys), nav,
+                frozenset(p for _, p in nav), len(paged))
 
 
 def overview_pages(prefix: str = "prompts", extra_axes: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:

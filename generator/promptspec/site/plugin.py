@@ -66,7 +66,7 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.base import ValidationError
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin
+from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
 
 from ..errors import PromptspecError
@@ -153,9 +153,13 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.nav = None
         self.dirty = False
         self.aside = None  # served_output.SetAside: the served site's folders while MkDocs cleans
+        self.trash = None  # served_output.Trash: files a serve rebuild writes again, moved out of its way
         from .serve.compiled_templates import ServeTemplates
 
         self.templates = ServeTemplates()  # the theme's compiled templates, kept across serve rebuilds
+        from .serve.served_pages import Unchanged
+
+        self.unchanged = Unchanged()  # serve: the generated files an edit left as they were (served_pages)
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -204,6 +208,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 from .serve import served_output
 
                 self.aside = served_output.set_aside(config.site_dir)
+                self.trash = served_output.Trash(config.site_dir) if self.aside is not None else None
             return  # serve keeps the last good pages itself
         from ..measure.encodings import TokenizerError
 
@@ -265,7 +270,8 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.summary = lambda: (
             f"promptspec: {len(result.variants)} variants{redone}, {len(site.pages)} pages "
             f"({site.variant_page_count} variant pages, {cache.made} made, {cache.reused} kept; "
-            f"{self.fast.fast} rendered fast, {self.fast.reused} renders reused, {self.fast.whole} pages reused whole) · {timings}"
+            f"{self.fast.fast} rendered fast, {self.fast.reused} renders reused, {self.fast.whole} pages reused whole, "
+            f"{self.unchanged.kept} files left as they were) · {timings}"
         )
         return site, result
 
@@ -353,6 +359,12 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         from .serve.mkdocs_pages import ProducedFile
 
         self.digests.next_build()
+        leave_out = self.serving and not self.dirty and self.config.fast_pages
+        if leave_out:  # what a rebuild need not build is left out of it (served_pages)
+            from .serve.served_pages import ServedFiles
+
+            files = ServedFiles(files)
+        keys = {}
         for group, is_page in ((site.pages, True), (site.files, False)):
             for path in group:
                 inclusion = InclusionLevel.UNDEFINED if path in site.in_nav or not is_page else InclusionLevel.NOT_IN_NAV
@@ -360,6 +372,9 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                     self._add(files, ProducedFile.make(config, path, group.reader(path), self.digests, inclusion=inclusion))
                 else:
                     self._add(files, File.generated(config, path, content=group[path], inclusion=inclusion))
+                if leave_out:
+                    keys[path] = group.key(path)
+        self.unchanged.start(files if leave_out else None, keys, (self.error, self.base_error))
         self.generated = site.pages
         if self.config.fast_pages:
             self.fast.start(config, keep=self.serving, deferred=site.pages.made_on_read)
@@ -407,18 +422,28 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             self.page_errors[page.file.src_uri] = exc.oneline()
             return markdown
 
+    @event_priority(50)  # before the search plugin writes its index (served_pages puts entries back)
     def on_post_build(self, *, config) -> None:
         """Without `site_url`, MkDocs writes 404.html with links from the
         server's root ("/assets/..."), which break wherever the site is not
         served from the root (a project page, a folder opened from disk).
         Rewritten relative to the site's root folder, where 404.html is.
-        Under serve, what the rebuild did not write goes (served_output)."""
-        self.fast.finish()
+        Under serve, what the rebuild did not write, nor left as it was
+        (served_pages), goes (served_output)."""
+        self.fast.finish(kept=self.unchanged.left_out)
+        files = self.unchanged.files
+        order = Files.documentation_pages(files, inclusion=InclusionLevel.is_in_serve) if files is not None else ()
+        keep = self.unchanged.finish(_search_entries(config), order)
+        if self.trash is not None:  # the search index is written next (served_output.Trash)
+            self.trash.move(Path(config.site_dir) / "search" / "search_index.json")
         if self.aside is not None:
             from .serve import served_output
 
             aside, self.aside = self.aside, None
-            served_output.sweep(aside)
+            served_output.sweep(aside, keep)
+        if self.trash is not None:
+            trash, self.trash = self.trash, None
+            trash.empty_later()
         if config.site_url:
             return
         path = Path(config.site_dir) / "404.html"
@@ -437,10 +462,20 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
 
             aside, self.aside = self.aside, None
             served_output.put_back(aside)
+        if self.trash is not None:
+            trash, self.trash = self.trash, None
+            trash.empty_later()
 
     def on_nav(self, nav, *, config, files):
         self.nav = nav
+        if self._reuse_is_safe(config):
+            self.unchanged.leave_out()
         return nav
+
+    @event_priority(100)  # before the search plugin indexes the page
+    def on_page_context(self, context, *, page, config, nav):
+        self.unchanged.mark(page, _search_entries(config))
+        return context
 
     def on_env(self, env, *, config, files):
         """Every page has been read and rendered: under serve, the pages that
@@ -450,9 +485,12 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         if self.serving:
             self.templates.attach(env)
         if self.config.fast_pages:
+            from mkdocs.commands.build import _populate_page
+
             from .serve.mkdocs_pages import site_signature
 
             site = site_signature(config, self.nav) if self.serving and self._reuse_is_safe(config) else None
+            self.unchanged.confirm(site, lambda page: _populate_page(page, config, files))
             env = self.fast.env(env, files, site)
         if self.summary is not None:
             log.info("%s", self.summary())
@@ -475,6 +513,8 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         return True
 
     def on_post_page(self, output: str, *, page, config) -> str:
+        if self.trash is not None:  # MkDocs writes the page next: a new file, not one truncated (served_output)
+            self.trash.move(page.file.abs_dest_path)
         return self.fast.post_page(output, page) if self.config.fast_pages else output
 
     def on_page_content(self, html: str, *, page, config, files) -> str:
@@ -488,6 +528,17 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         if page.file.src_uri in self.page_errors:
             banners.append(("an example on this page could not be rendered", self.page_errors[page.file.src_uri]))
         return "".join(_banner(title, message) for title, message in banners) + html
+
+
+def _search_entries(config) -> list | None:
+    """The entries of Material's search index being built (what served_pages
+    splices), or None without that plugin."""
+    for plugin in config.plugins.values():
+        if type(plugin).__module__.startswith("material.plugins.search"):
+            index = getattr(plugin, "search_index", None)
+            entries = getattr(index, "entries", None)
+            return entries if isinstance(entries, list) else None
+    return None
 
 
 def _banner(title: str, message: str) -> str:

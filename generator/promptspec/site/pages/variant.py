@@ -298,11 +298,24 @@ def static_parts(idx: SiteIndex, v: Variant) -> tuple[str, str]:
     return "\n".join(top), "\n".join(out)
 
 
-def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None) -> str:
-    """The variant's page; `parts` is static_parts(idx, v) when the caller kept it."""
+def dynamic_parts(idx: SiteIndex, v: Variant) -> tuple[str, ...]:
+    """What a variant's page holds besides static_parts: what depends on the
+    other variants (its place in the matrix) and on the base (badges, the
+    changes section).  Cheap next to static_parts, so a serve rebuild can
+    tell whether a kept page is still what a new one would be (build.PageCache)."""
+    from . import conformance as site_conformance
+
     src = idx.variant_page(v)
+    badge = " ".join(b for b in (site_changes.badge(idx, v), site_conformance.badge(idx, v)) if b)
+    return (idx.title(v), badge, placement(idx, v), "\n".join(site_changes.variant_section(idx, v, src)))
+
+
+def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None,
+         dynamic: tuple[str, ...] | None = None) -> str:
+    """The variant's page; `parts` is static_parts(idx, v) and `dynamic`
+    dynamic_parts(idx, v) when the caller kept them."""
     top, rest = parts if parts is not None else static_parts(idx, v)
-    title = idx.title(v)
+    title, badge, place, changes = dynamic if dynamic is not None else dynamic_parts(idx, v)
     # Out of the search index: its prompt text is (markup.pre) and the rest
     # repeats the overview pages; the explorer's text search finds prompt text.
     meta = {"title": f"{title} · variant", "search": {"exclude": True}}
@@ -310,13 +323,11 @@ def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None) -> st
     # Markdown skeleton (fast_pages), rendered once for all of them.  Without
     # an id, so the theme's table of contents is the page's sections as before.
     out = [front_matter(meta).rstrip("\n"), "", f"<h1>{h(title)}</h1>", ""]
-    from . import conformance as site_conformance
-
-    badge = " ".join(b for b in (site_changes.badge(idx, v), site_conformance.badge(idx, v)) if b)
     if badge:
         out += [f'<p class="ps-badges">{badge}</p>', ""]
     out.append(top)
-    out += [f'<p class="ps-place">In the matrix: {h(placement(idx, v))}.</p>', ""]
-    out += site_changes.variant_section(idx, v, src)
+    out += [f'<p class="ps-place">In the matrix: {h(place)}.</p>', ""]
+    if changes:
+        out.append(changes)
     out.append(rest)
     return "\n".join(out).rstrip("\n") + "\n"

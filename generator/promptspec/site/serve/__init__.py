@@ -1,7 +1,9 @@
 """MkDocs glue and `mkdocs serve` speed-ups: generated pages split into the
 skeleton MkDocs renders and the raw HTML put back (fast_pages.py,
-mkdocs_pages.py), the served site rebuilt in place (served_output.py) and the
-theme's compiled templates kept between rebuilds (compiled_templates.py).
+mkdocs_pages.py), the served site rebuilt in place (served_output.py), the
+generated files an edit left as they were left out of a rebuild
+(served_pages.py) and the theme's compiled templates kept between rebuilds
+(compiled_templates.py).
 
 Used by `plugin.py`; imports no page kind.
 """

@@ -21,7 +21,8 @@ fast_pages.py rides on the page events every plugin gets:
   characters for the whole site and compressed (a few KB a page) past it.
 * `env` (on_env, serve only): a deferred page whose skeleton and site are an
   earlier build's gets that build's theme output, placeholders and all, so
-  the theme is not rendered again for it (its new blocks still go in).
+  the theme is not rendered again for it (its new blocks still go in); that
+  output is kept compressed, a few KB a page.
 * a placeholder that did not come through (an extension or another plugin
   changed it): in `content` the page is rendered again the normal way; in
   `post_page` a warning names the page and the option that turns the fast
@@ -36,8 +37,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import zlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from mkdocs.structure.files import File
 
@@ -129,9 +131,12 @@ class ProducedFile(File):
         if self.digests.holds(path, digest):
             os.utime(path)
         else:
+            # Written over in place, not truncated first: on a disk that
+            # discards freed blocks a truncation costs ~40x the write (served_output).
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "wb") as out:
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o666), "wb") as out:
                 out.write(data)
+                out.truncate()
         self.digests.wrote(path, digest)
 
     @classmethod
@@ -146,8 +151,8 @@ class ProducedFile(File):
 
 @dataclass(frozen=True)
 class _Split:
-    """A page's text, skeleton and anchors, kept between serve builds: a page
-    whose text did not change is not split or scanned again."""
+    """A page's text, skeleton and anchors, while MkDocs renders it (under
+    serve a page whose text did not change is not built at all: served_pages)."""
 
     markdown: str
     skeleton: fast_pages.Skeleton
@@ -162,7 +167,7 @@ class _Themed:
     skeleton: str  # its Markdown (front matter included: title, meta)
     content: str  # page.content as the theme got it (the skeleton's HTML, any banner)
     site: str  # site_signature() of that build
-    output: str
+    output: bytes  # compressed (zlib): a few KB a page, for every page of a serve session
 
 
 THEMED_TEMPLATE = "promptspec-themed.html"
@@ -196,10 +201,10 @@ compresses the pages past that."""
 class FastPages:
     """The fast path's state: per build, the blocks of the page being
     rendered and of the pages written later; across serve builds (`keep`),
-    splits and renders."""
+    renders and each deferred page's theme output (compressed)."""
 
     def __init__(self) -> None:
-        self.splits: dict[str, _Split] = {}
+        self._skeletons: dict[str, str] = {}  # this build's deferred pages' skeletons (env, keep only)
         self.renders: dict[tuple[str, str], _Rendered] = {}  # (settings, skeleton) -> its render
         self.themed: dict[str, _Themed] = {}
         self.start(None, keep=False, deferred=lambda uri: False)
@@ -223,12 +228,10 @@ class FastPages:
 
     def markdown(self, markdown: str, page: Any) -> str:
         uri = page.file.src_uri
-        split = self.splits.get(uri)
-        if split is None or split.markdown != markdown:
-            skeleton = fast_pages.split(markdown)
-            split = _Split(markdown, skeleton, frozenset(fast_pages.anchor_ids(skeleton.blocks)))
-            if self.keep:
-                self.splits[uri] = split
+        skeleton = fast_pages.split(markdown)
+        split = _Split(markdown, skeleton, frozenset(fast_pages.anchor_ids(skeleton.blocks)))
+        if self.keep:  # for env and post_page; forgotten at finish
+            self._skeletons[uri] = skeleton.markdown
         if not split.skeleton.blocks:
             return markdown
         self._pending[uri] = (markdown, split)
@@ -279,12 +282,11 @@ class FastPages:
             now = fast_pages.theme_blocks(blocks)
             html = fast_pages.fill(html, blocks, now)
             self._now[uri] = now
-            # Under serve the blocks are kept anyway (self.splits); a build
-            # holds them raw up to HELD_RAW characters, then packs them.
+            # Held raw up to HELD_RAW characters, then packed.
             size = sum(map(len, blocks))
-            if self.keep or self._held + size <= HELD_RAW:
+            if self._held + size <= HELD_RAW:
                 self._later[uri] = blocks
-                self._held += 0 if self.keep else size
+                self._held += size
             else:
                 self._later[uri] = fast_pages.pack(blocks)
             return html
@@ -307,14 +309,14 @@ class FastPages:
             file = files.get_file_from_path(uri)
             if file is None or file.page is None or file.page.content is None:
                 continue
-            skeleton = self.splits[uri].skeleton.markdown
+            skeleton = self._skeletons[uri]
             content = file.page.content
             self._contents[uri] = content
             t = self.themed.get(uri)
             if t is None or (t.skeleton, t.content, t.site) != (skeleton, content, site):
                 continue
             file.page.meta["template"] = THEMED_TEMPLATE
-            file.page.promptspec_themed = t.output
+            file.page.promptspec_themed = zlib.decompress(t.output).decode("utf-8")
             self.whole += 1
         return env
 
@@ -324,7 +326,8 @@ class FastPages:
         if later is None:
             return output
         if self.site is not None and uri in self._contents:
-            self.themed[uri] = _Themed(self.splits[uri].skeleton.markdown, self._contents[uri], self.site, output)
+            self.themed[uri] = _Themed(self._skeletons[uri], self._contents.pop(uri), self.site,
+                                       zlib.compress(output.encode("utf-8"), 1))
         blocks = later if isinstance(later, tuple) else fast_pages.unpack(later)
         now = self._now.pop(uri, frozenset())
         restored = fast_pages.restore(output, blocks, [n for n in range(len(blocks)) if n not in now])
@@ -336,12 +339,15 @@ class FastPages:
             return output
         return restored
 
-    def finish(self) -> None:
-        """Forget what pages this build did not have left behind."""
+    def finish(self, kept: Iterable[str] = ()) -> None:
+        """Forget this build's pages, and the theme output of pages the site
+        no longer has (`kept`: pages left out of this build as they were)."""
         if not self.keep:
             self.renders = {}
-        self.splits = {uri: s for uri, s in self.splits.items() if uri in self._seen}
-        self.themed = {uri: t for uri, t in self.themed.items() if uri in self._seen}
+        self._skeletons = {}
+        self._contents = {}
+        seen = self._seen.union(kept)
+        self.themed = {uri: t for uri, t in self.themed.items() if uri in seen}
 
 
 def site_signature(config: Any, nav: Any) -> str:

@@ -16,6 +16,15 @@ write: every file whose inode change time (ctime: any write, any utime)
 predates the build.  The result is the folder a clean build gives; only the
 top-level files (a handful) are left to MkDocs' clean.
 
+Writing over a file is not free either on such a disk: opening it for
+writing truncates it, which frees its blocks (~2 ms a 30 KB file there,
+against 0.05 ms for a new one).  So a file the rebuild is about to write
+again is first moved into a hidden folder of the site (`Trash`: a rename),
+MkDocs writes a new one in its place, and the moved files are deleted by a
+thread once the build is served -- off the path of the reload.  (Hidden
+entries are left alone by MkDocs' clean and by set_aside; MkDocs removes the
+whole temp site when serve stops.)
+
 POSIX only: there a file's ctime changes whenever it is written.  On Windows
 `st_ctime` is the creation time, so MkDocs' own clean is kept there.
 """
@@ -24,8 +33,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 HOLDER = ".promptspec-previous"
 """The hidden folder the site's folders wait in while MkDocs cleans."""
@@ -89,35 +101,37 @@ def put_back(aside: SetAside) -> None:
     _remove(holder)
 
 
-def sweep(aside: SetAside) -> int:
+def sweep(aside: SetAside, keep: Iterable[str] = ()) -> int:
     """Removes, in the folders put back, every file the build did not write
-    and every folder left empty; returns how many entries went."""
+    nor `keep` names (its outputs left as they were: served_pages), and every
+    folder left empty; returns how many entries went."""
     put_back(aside)
     removed = 0
+    kept = {os.path.abspath(p) for p in keep}
     for name in aside.moved:
         top = aside.site_dir / name
         if top.is_dir() and not top.is_symlink():
-            removed += _sweep_dir(top, aside.since_ns)
+            removed += _sweep_dir(top, aside.since_ns, kept)
             if _empty(top):
                 top.rmdir()
                 removed += 1
     return removed
 
 
-def _sweep_dir(folder: Path, since_ns: int) -> int:
+def _sweep_dir(folder: Path, since_ns: int, kept: set[str]) -> int:
     """How many entries (files and folders) went."""
     removed = 0
     with os.scandir(folder) as entries:
         listed = list(entries)
     for entry in listed:
         if entry.is_dir(follow_symlinks=False):
-            inner = _sweep_dir(Path(entry.path), since_ns)
+            inner = _sweep_dir(Path(entry.path), since_ns, kept)
             removed += inner
             # A folder the sweep emptied, or an old empty one; a new empty one is kept.
             if _empty(entry.path) and (inner or entry.stat(follow_symlinks=False).st_ctime_ns < since_ns):
                 os.rmdir(entry.path)
                 removed += 1
-        elif entry.stat(follow_symlinks=False).st_ctime_ns < since_ns:
+        elif entry.path not in kept and entry.stat(follow_symlinks=False).st_ctime_ns < since_ns:  # kept: no stat
             os.unlink(entry.path)
             removed += 1
     return removed
@@ -133,3 +147,34 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
+
+
+TRASH = ".promptspec-written-over"
+"""The hidden folder of a site where Trash puts the files a build writes again."""
+
+
+class Trash:
+    """Files about to be written again, moved out of the way and deleted
+    later in a thread of their own (see the module's docstring)."""
+
+    def __init__(self, site_dir: str | os.PathLike[str]) -> None:
+        self.site_dir = Path(site_dir)
+        self._folder: Path | None = None
+        self._count = 0
+
+    def move(self, path: str | os.PathLike[str]) -> None:
+        """Move `path` (a regular file) out of the way, if it is there."""
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix=TRASH + "-", dir=self.site_dir))
+        self._count += 1
+        try:
+            os.rename(path, self._folder / str(self._count))
+        except OSError:
+            pass  # not there (a new file), or not movable: written over as usual
+
+    def empty_later(self) -> None:
+        """Delete what was moved, in a daemon thread (the reload does not wait)."""
+        folder, self._folder = self._folder, None
+        if folder is not None:
+            threading.Thread(target=shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True},
+                             name="promptspec-trash", daemon=True).start()

@@ -1,0 +1,125 @@
+"""A serve rebuild that leaves unchanged generated files out of MkDocs' work
+(site/served_pages.py) serves what a fresh full build makes, byte for byte:
+the pages the edit changed and those it did not, the overview pages, the
+explorer data, the lint and changes (lock) pages, the search index."""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from _helpers import TEMPLATES, mkdocs_build, mkdocs_config
+
+URL = "http://127.0.0.1:8000/"  # never listened on: it only gives build() serve's inclusion levels
+
+
+class ServeLoop:
+    """`mkdocs serve`'s rebuilds in this process: one config loaded per build
+    (as serve's builder does), the plugin instance kept across them (MkDocs'
+    plugin cache), the same temp site written over each time."""
+
+    def __init__(self, config: Path, site: Path) -> None:
+        self.config, self.site = config, site
+        self.plugins: dict = {}  # a new serve: new plugin instances
+        self.first = True
+
+    def build(self) -> list[str]:
+        """One rebuild; the plugin's log lines of it."""
+        from mkdocs.commands.build import build
+        from mkdocs.config import load_config
+        from mkdocs.config.defaults import MkDocsConfig
+
+        cache = dict(MkDocsConfig._schema)["plugins"].plugin_cache  # shared with other builds in this process
+        cache.clear()
+        cache.update(self.plugins)
+        cfg = load_config(str(self.config), site_dir=str(self.site))
+        self.plugins = dict(cache)
+        if self.first:
+            cfg.plugins.on_startup(command="serve", dirty=False)
+            self.first = False
+        lines: list[str] = []
+        handler = logging.Handler()
+        handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+        logger = logging.getLogger("mkdocs.plugins.promptspec")
+        level = logger.level
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        try:
+            build(cfg, serve_url=URL)
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+        return [line for line in lines if " variants" in line]
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _left_as_they_were(lines: list[str]) -> int:
+    (line,) = lines
+    return int(re.search(r"(\d+) files left as they were", line).group(1))
+
+
+def _same_as_a_fresh_build(config: Path, served: Path, tmp: Path, name: str) -> dict[str, bytes]:
+    built = tmp / f"built-{name}"
+    proc = mkdocs_build(config, "-d", str(built))
+    assert proc.returncode == 0, proc.stderr
+    got, want = _tree(served), _tree(built)
+    assert sorted(got) == sorted(want)
+    differ = [path for path in want if got[path] != want[path]]
+    assert not differ, differ[:10]
+    return want
+
+
+@pytest.mark.slow
+def test_a_serve_rebuild_serves_what_a_fresh_build_makes(tmp_path: Path) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, spec)
+    config = mkdocs_config(tmp_path, spec, base="lock", variant_pages="all")
+    served = tmp_path / "served"
+    loop = ServeLoop(config, served)
+    loop.build()
+    before = _same_as_a_fresh_build(config, served, tmp_path, "first")
+
+    fragment = spec / "fragments" / "realtime.md"  # sent by the pair_programming variants only
+    fragment.write_text(fragment.read_text(encoding="utf-8") + "Edited while serving.\n", encoding="utf-8")
+    lines = loop.build()
+    kept = _left_as_they_were(lines)
+    after = _same_as_a_fresh_build(config, served, tmp_path, "edited")
+
+    changed = {path for path in after if before.get(path) != after[path]}
+    pair = [p for p in changed if "--pair_programming--" in p and p.endswith("index.html")]
+    assert pair and all("Edited while serving" in after[p].decode() for p in pair)
+    # Pages of the other modes did not change, and were left out of MkDocs' work.
+    assert any("--plan--" in p for p in after) and not any("--plan--" in p for p in changed)
+    assert kept > len([p for p in after if "/variants/" in p]) // 2
+    # What the lock comparison, the overview pages and the explorer say did change.
+    for page in ("prompts/changes/index.html", "prompts/index.html", "prompts/explorer/explorer-data.json",
+                 "search/search_index.json"):
+        assert page in changed, page
+    assert "prompts/lint/index.html" in after
+
+    # Back to the text of the lock: the changes page and badges go, every page is as built.
+    fragment.write_text(fragment.read_text(encoding="utf-8").replace("Edited while serving.\n", ""), encoding="utf-8")
+    loop.build()
+    again = _same_as_a_fresh_build(config, served, tmp_path, "reverted")
+    assert again == before
+
+    # A new site name is in every page's header: nothing can be left as it was.
+    original = config.read_text(encoding="utf-8")
+    config.write_text(original + "site_name: Renamed site\n", encoding="utf-8")
+    lines = loop.build()
+    renamed = _same_as_a_fresh_build(config, served, tmp_path, "renamed")
+    assert _left_as_they_were(lines) == 0
+    assert b"Renamed site" in renamed["prompts/variants/harbor-5--friendly--plan--workspace-write/index.html"]
+    config.write_text(original, encoding="utf-8")
+    loop.build()
+
+    # A rebuild that changes nothing leaves every generated file as it was.
+    lines = loop.build()
+    assert _left_as_they_were(lines) >= len([p for p in again if "/variants/" in p])
+    assert _tree(served) == before
