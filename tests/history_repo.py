@@ -62,6 +62,9 @@ def make_repo(dest: Path) -> Path:
     text = (spec / "spec.yaml").read_text(encoding="utf-8")
     text = text.replace("matrix:\n  exclude:\n    # The legacy model predates pair programming.\n    - model: harbor-4-legacy\n      mode: pair_programming\n", "")
     (spec / "spec.yaml").write_text(text, encoding="utf-8")
+    # The model-switch conversation's last step went to the removed model: a spec naming it would not load.
+    talk = spec / "conversations" / "model-switch.yaml"
+    talk.write_text(talk.read_text(encoding="utf-8").replace("model: harbor-4-legacy", "model: harbor-5"), encoding="utf-8")
     tool = spec / "tools" / "shell.yaml"
     tool.write_text(tool.read_text(encoding="utf-8").replace("set `workdir` instead of chaining `cd`.", SHELL_SENTENCE), encoding="utf-8")
     frag = spec / "fragments" / "open_files.yaml"

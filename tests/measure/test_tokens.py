@@ -8,9 +8,7 @@ tokens and hash check come from tiktoken, not from our transcription.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import importlib.util
 import json
 import os
 import random
@@ -25,7 +23,6 @@ import pytest
 import tiktoken
 import tiktoken.load
 import tiktoken.model
-import tiktoken_ext.openai_public as openai_public
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-import yaml
 
 import promptspec
 from promptspec.render import codex

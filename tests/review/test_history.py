@@ -29,7 +29,7 @@ from promptspec.review.history.releases import Part, Release, VariantSnap
 from promptspec.spec.readers.load import load_spec
 
 from _helpers import TEMPLATES
-from history_repo import REALTIME_LINE, SHELL_SENTENCE, make_repo
+from history_repo import REALTIME_LINE, make_repo
 
 
 @pytest.fixture(scope="module")

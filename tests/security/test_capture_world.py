@@ -7,7 +7,6 @@ strace on the binary."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 

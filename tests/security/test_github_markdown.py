@@ -162,7 +162,6 @@ def test_printed_text_escapes_invisible_characters(ch: str) -> None:
 
 def test_the_explorer_shows_the_same_invisible_characters() -> None:
     """The explorer renders prompt text in the browser: its class is Python's."""
-    import shutil
     import subprocess
 
     node = require_program("node", "the explorer's script runs in it; .ci/run installs nodejs")

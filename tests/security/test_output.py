@@ -10,7 +10,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
 
 from _attack import cli, git, one_error_line, small_spec
 from required import refusing_folder

@@ -763,8 +763,8 @@ def _imported_like_spec(root: Path) -> Path:
         name = f"request_user_input--{n}"
         names.append(name)
         (spec / "tools" / f"{name}.yaml").write_text(yaml.safe_dump({
-            "description": f"request_user_input, one of 5 definitions Codex sends: parameters.properties.questions differs; "
-                           f"no strict; when model = harbor-5, harbor-5-mini; sandbox_mode = read-only, workspace-write.",
+            "description": "request_user_input, one of 5 definitions Codex sends: parameters.properties.questions differs; "
+                           "no strict; when model = harbor-5, harbor-5-mini; sandbox_mode = read-only, workspace-write.",
             "owner": "codex",
             "definition": {"type": "function", "name": f"request_user_input_{n}", "description": "Ask the user a question.",
                            "strict": False, "parameters": {"type": "object", "properties": {}}}}, sort_keys=False), encoding="utf-8")

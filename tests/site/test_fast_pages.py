@@ -5,7 +5,6 @@ read and out of the search index; renders reused under `mkdocs serve`."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import html
-import importlib.util
 import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -43,7 +40,6 @@ from _helpers import (
     mkdocs_config,
     mkdocs_serve,
     poll,
-    subprocess_env,
 )
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from _helpers import cli, commit, git, run_cli, subprocess_env
+from _helpers import cli, commit, git, run_cli
 from codex_release import PINNED_BODY_KEYS
 
 from promptspec.measure.encodings import encoding_for_model, get_encoding

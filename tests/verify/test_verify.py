@@ -44,7 +44,7 @@ def test_sample_is_identical(codex, spec_dir, tmp_path, capsys):
     assert {t["thread"] for t in data["threads"]} >= {"two-turns", "compact-manual"} and data["threads_identical"] >= 1
     # The site reads this real report: the Conformance page and a badge on each compared variant.
     pages = _site_pages(spec_dir, report, tmp_path)
-    assert f"<strong>24 of 24</strong>" in pages["prompts/conformance.md"] and PINNED in pages["prompts/conformance.md"]
+    assert "<strong>24 of 24</strong>" in pages["prompts/conformance.md"] and PINNED in pages["prompts/conformance.md"]
     compared = {v["id"] for v in data["variants"]}
     badges = {vid: f"identical to Codex {PINNED}" in page for vid, page in _variant_pages(spec_dir, pages).items()}
     assert {vid for vid, badged in badges.items() if badged} == compared

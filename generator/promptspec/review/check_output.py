@@ -2,10 +2,9 @@
 as annotations on the file and line that caused them.
 
 A section that changed since the lock is annotated on the source that really
-changed (from the lock's recorded digests), one annotation per source listing
-how many variants it reached; so is a later-turn text that changed a
-conversation's requests (review/conversation_lock.py), listing the threads;
-a budget breach is annotated on its entry in spec.yaml.
+changed (from the lock's recorded digests): one annotation per source, listing
+how many variants and which conversation threads (review/conversation_lock.py)
+it reached; a budget breach is annotated on its entry in spec.yaml.
 """
 
 from __future__ import annotations
@@ -21,24 +20,27 @@ RULES = (
 )
 
 
-def thread_annotations(threads: Sequence[str], by_source: Any, lock_path: str, prefix: str = "") -> list[Annotation]:
-    """The conversations that differ from the lock: one annotation per changed
-    source (`conversation_lock.changed_sources`), else one on the lock file."""
-    if not threads:
-        return []
-    if not by_source:
-        return [Annotation(lock_path, 0, "error", "lock-out-of-date", "prompts.lock.json is out of date",
-                           f"the conversations differ from the lock ({'; '.join(threads)}); run `promptspec lock`")]
-    out = []
-    for (path, line), keys in sorted(by_source.items()):
+def thread_reach(threads: Sequence[str], by_source: Any) -> dict[tuple[str, int], str]:
+    """Per changed source (`conversation_lock.changed_sources`), the conversation
+    threads it reaches, as the words of its annotation."""
+    out = {}
+    for (path, line), keys in sorted((by_source or {}).items()):
         names = sorted(set(keys))
-        out.append(Annotation(join_path(prefix, path), line, "error", "lock-out-of-date", "prompts.lock.json is out of date",
-                              f"this change reaches {len(names)} conversation thread{'s' if len(names) != 1 else ''} "
-                              f"({', '.join(names)}); run `promptspec lock` and commit the lock"))
+        out[(path, line)] = f"{len(names)} conversation thread{'s' if len(names) != 1 else ''} ({', '.join(names)})"
     return out
 
 
-def annotations_for(diff: Any, breaches: Sequence[Any], lock_path: str, result: Any, *, prefix: str = "") -> list[Annotation]:
+def _lock_note(path: str, line: int, reach: Sequence[str]) -> Annotation:
+    return Annotation(path, line, "error", "lock-out-of-date", "prompts.lock.json is out of date",
+                      f"this change reaches {' and '.join(reach)}; run `promptspec lock` and commit the lock")
+
+
+def annotations_for(diff: Any, breaches: Sequence[Any], lock_path: str, result: Any, *, prefix: str = "",
+                    threads: Sequence[str] = (), thread_sources: Any = None) -> list[Annotation]:
+    """One annotation per changed source, naming the variants and the
+    conversation threads it reaches (`threads`: conversation_lock.changes;
+    `thread_sources`: conversation_lock.changed_sources); what no source
+    explains is annotated on the lock file."""
     from .lockfile import _file_of, part_refs
 
     refs: dict[str, Any] = {}
@@ -62,12 +64,17 @@ def annotations_for(diff: Any, breaches: Sequence[Any], lock_path: str, result: 
                 entry = by_source.setdefault((path, line), {"variants": set(), "sections": set()})
                 entry["variants"].add(c.id)
                 entry["sections"].add(s.fragment)
-    out = []
-    for (path, line), entry in sorted(by_source.items()):
+    reach: dict[tuple[str, int], list[str]] = {}
+    for (path, line), entry in by_source.items():
         n = len(entry["variants"])
-        out.append(Annotation(join_path(prefix, path), line, "error", "lock-out-of-date", "prompts.lock.json is out of date",
-                              f"this change reaches {n} variant{'s' if n != 1 else ''} (sections: {', '.join(sorted(entry['sections']))}); "
-                              "run `promptspec lock` and commit the lock"))
+        reach.setdefault((path, line), []).append(f"{n} variant{'s' if n != 1 else ''} (sections: {', '.join(sorted(entry['sections']))})")
+    if threads:
+        for where, words in thread_reach(threads, thread_sources).items():
+            reach.setdefault(where, []).append(words)
+    out = [_lock_note(join_path(prefix, path), line, words) for (path, line), words in sorted(reach.items())]
+    if threads and not thread_sources:
+        out.append(Annotation(lock_path, 0, "error", "lock-out-of-date", "prompts.lock.json is out of date",
+                              f"the conversations differ from the lock ({'; '.join(threads)}); run `promptspec lock`"))
     stale = len(diff.added) + len(diff.removed) + (len(unattributed) if not by_source else 0)
     if stale or (not diff.matches and not by_source):
         out.append(Annotation(lock_path, 0, "error", "lock-out-of-date", "prompts.lock.json is out of date",
@@ -80,6 +87,5 @@ def annotations_for(diff: Any, breaches: Sequence[Any], lock_path: str, result: 
 def check_output(fmt: str, diff: Any, breaches: Sequence[Any], lock_path: str, result: Any, *, prefix: str = "", version: str = "",
                  threads: Sequence[str] = (), thread_sources: Any = None) -> str:
     """`threads`: conversation_lock.changes; `thread_sources`: conversation_lock.changed_sources."""
-    notes = annotations_for(diff, breaches, lock_path, result, prefix=prefix)
-    notes += thread_annotations(threads, thread_sources, lock_path, prefix)
+    notes = annotations_for(diff, breaches, lock_path, result, prefix=prefix, threads=threads, thread_sources=thread_sources)
     return github(notes) if fmt == "github" else sarif(notes, RULES, version=version)
