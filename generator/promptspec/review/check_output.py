@@ -20,7 +20,7 @@ RULES = (
 )
 
 
-def thread_reach(threads: Sequence[str], by_source: Any) -> dict[tuple[str, int], str]:
+def thread_reach(by_source: Any) -> dict[tuple[str, int], str]:
     """Per changed source (`conversation_lock.changed_sources`), the conversation
     threads it reaches, as the words of its annotation."""
     out = {}
@@ -69,7 +69,7 @@ def annotations_for(diff: Any, breaches: Sequence[Any], lock_path: str, result: 
         n = len(entry["variants"])
         reach.setdefault((path, line), []).append(f"{n} variant{'s' if n != 1 else ''} (sections: {', '.join(sorted(entry['sections']))})")
     if threads:
-        for where, words in thread_reach(threads, thread_sources).items():
+        for where, words in thread_reach(thread_sources).items():
             reach.setdefault(where, []).append(words)
     out = [_lock_note(join_path(prefix, path), line, words) for (path, line), words in sorted(reach.items())]
     if threads and not thread_sources:
