@@ -338,3 +338,60 @@ def test_an_update_marked_if_different_is_left_out_when_its_text_did_not_change(
     assert permissions_sent({"cwd": "/home/dev/harbor"}, {"sandbox_mode": "read-only"}) == 0
     assert permissions_sent({"approval_policy": "never"}, {"sandbox_mode": "read-only"}) == 1
     assert permissions_sent({"approval_policy": "on-request"}) == 0  # set to the value it had
+
+
+def _edited(tmp_path, *replacements):
+    spec_dir = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, spec_dir)
+    text = (spec_dir / "spec.yaml").read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert old in text
+        text = text.replace(old, new, 1)
+    (spec_dir / "spec.yaml").write_text(text, encoding="utf-8")
+    return spec_dir
+
+
+@pytest.mark.parametrize("setting", ["keep", "params"])
+def test_input_tools_says_whether_a_compaction_empties_a_tool_list_in_the_input(tmp_path, setting):
+    old = "    on_model_switch: compaction_family\n"
+    spec = load_spec(_edited(tmp_path, (old, f"{old}    input_tools: {setting}\n")))
+    # harbor-5-mini takes its tools as an additional_tools item at the start of the input.
+    thread = run(spec, [{"user": "a", "reply": "b"}, {"compact": True, "reply": "S"}, {"user": "c", "reply": "d"}], model="harbor-5-mini")
+    first, comp, after = bodies(thread)
+    assert first["input"][0]["type"] == "additional_tools" and first["input"][0]["tools"]
+    assert "tools" not in comp
+    assert comp["input"][0]["type"] == "additional_tools"
+    assert comp["input"][0]["tools"] == ([] if setting == "params" else first["input"][0]["tools"])
+    assert comp["input"][1:len(first["input"])] == first["input"][1:]
+    # The rebuilt history carries the current tools again.
+    assert after["input"][0] == first["input"][0]
+
+
+def test_input_tools_accepts_only_keep_or_params(tmp_path, capsys):
+    old = "    on_model_switch: compaction_family\n"
+    spec_dir = _edited(tmp_path, (old, f"{old}    input_tools: drop\n"))
+    assert main(["render", "--spec", str(spec_dir), "--format", "json"]) == 2
+    err = capsys.readouterr().err
+    assert "spec.yaml" in err and "input_tools" in err and "keep" in err
+
+
+def test_thread_switched_names_what_later_steps_set_and_is_empty_in_a_first_request(tmp_path, capsys):
+    # A permissions text that shows what was switched: the start sends nothing more than before.
+    spec_dir = _edited(tmp_path)
+    perm = spec_dir / "fragments" / "permissions.md"
+    perm.write_text(perm.read_text(encoding="utf-8") + '{% if thread.switched %}\nSWITCHED: {{ thread.switched | join(",") }}{% endif %}',
+                    encoding="utf-8")
+    spec = load_spec(spec_dir)
+    plain = load_spec(TEMPLATES)
+    variant = find_variant(spec, "harbor-5", None, None, {})
+    ours = Assembler(spec).assemble(variant)
+    theirs = Assembler(plain).assemble(find_variant(plain, "harbor-5", None, None, {}))
+    assert [s.text for _, _, s in ours.sections] == [s.text for _, _, s in theirs.sections]
+    thread = run(spec, [{"user": "a", "reply": "b"}, {"user": "c", "reply": "d", "set": {"approval_policy": "never"}},
+                        {"user": "e", "reply": "f", "set": {"sandbox_mode": "read-only"}}])
+    sent = [s.text for t in thread[1:] for m in t.new_messages for s in m.sections if s.fragment == "permissions"]
+    assert [t.split("SWITCHED: ")[-1].split("<")[0] for t in sent] == ["approval_policy", "approval_policy,sandbox_mode"]
+    # A setting given at the first step is the start, not a switch.
+    started = run(spec, [{"user": "a", "reply": "b", "set": {"approval_policy": "never"}}, {"user": "c", "reply": "d", "set": {"sandbox_mode": "read-only"}}])
+    (text,) = [s.text for m in started[1].new_messages for s in m.sections if s.fragment == "permissions"]
+    assert text.split("SWITCHED: ")[-1].split("<")[0] == "sandbox_mode"

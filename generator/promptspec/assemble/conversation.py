@@ -50,14 +50,19 @@ class ThreadRequest:
 class _State:
     variant: Variant
     overrides: tuple[tuple[str, Any], ...]  # settings that are scenario keys, as changed by `set`
+    switched: tuple[str, ...] = ()  # what a later step's `set:` named since the start (`thread.switched`)
 
     def values(self, spec: Spec) -> dict[str, Any]:
         return state_values(spec, self.variant, {**spec.scenario, **dict(self.overrides)})
 
 
-def _apply(spec: Spec, state: _State, settings: Iterable[tuple[str, Any]]) -> _State:
+def _apply(spec: Spec, state: _State, settings: Iterable[tuple[str, Any]], later: bool = False) -> _State:
+    """The state after a step's `set:`; `later`: a switch (not the thread's
+    start), which `thread.switched` records."""
     axes = {name for name, _ in spec.axes}
     variant, overrides = state.variant, dict(state.overrides)
+    settings = list(settings)
+    switched = tuple(dict.fromkeys([*state.switched, *(k for k, _ in settings)])) if later else state.switched
     for key, value in settings:
         value = str(value) if key in axes else value
         if key in BUILTIN_AXES:
@@ -66,7 +71,7 @@ def _apply(spec: Spec, state: _State, settings: Iterable[tuple[str, Any]]) -> _S
             variant = dataclasses.replace(variant, extra=tuple((a, value if a == key else v) for a, v in variant.extra))
         else:
             overrides[key] = value
-    return _State(variant, tuple(sorted(overrides.items())))
+    return _State(variant, tuple(sorted(overrides.items())), switched)
 
 
 def _text_message(role: str, text: str, name: str, source: str) -> Message:
@@ -100,7 +105,8 @@ class Conversation:
     def _thread(self, start: _State, previous: _State, now: _State, request: str, turn: int, compacted: bool) -> dict[str, Any]:
         before, after = previous.values(self.spec), now.values(self.spec)
         return {"request": request, "turn": turn, "start": start.values(self.spec), "previous": before,
-                "changed": [k for k in after if after[k] != before.get(k)], "compacted": compacted}
+                "changed": [k for k in after if after[k] != before.get(k)], "compacted": compacted,
+                "switched": list(now.switched)}
 
     def _initial(self, state: _State, thread: Mapping[str, Any] | None) -> Request:
         return self.asm.assemble(state.variant, state.overrides, thread)
@@ -160,10 +166,11 @@ class Conversation:
         if params:
             merged = merge(dict(req.params), {k: v for k, v in params.items() if k != "tools"})
             order = req.body_order
-            tools = req.tools
-            if "tools" in params and req.tool_placement == "field":
-                tools = ()
-            req = dataclasses.replace(req, params=tuple((k, merged[k]) for k in order if k in merged), tools=tools)
+            tools, emptied = req.tools, False
+            if "tools" in params and (req.tool_placement == "field" or self.spec.turns.compaction.input_tools == "params"):
+                tools, emptied = (), req.tool_placement == "input"
+            req = dataclasses.replace(req, params=tuple((k, merged[k]) for k in order if k in merged), tools=tools,
+                                      empty_tools_item=emptied)
         return req
 
     def _rebuild(self, start: _State, previous: _State, state: _State, user_texts: list[Message], summary: str, turn: int) -> list[Message]:
@@ -211,7 +218,7 @@ class Conversation:
                 history = self._rebuild(start, state, state, users, step.reply, n)
                 reply, rebuilt = None, True
                 continue
-            now = _apply(spec, state, step.set) if n > 1 else state
+            now = _apply(spec, state, step.set, later=True) if n > 1 else state
             if n == 1:
                 history = list(first.messages)
             else:

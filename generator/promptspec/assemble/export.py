@@ -61,7 +61,7 @@ def responses_payload(request: Request) -> dict[str, Any]:
             if request.instructions_field:
                 body[key] = request.base.text
         elif key == "input":
-            body[key] = ([tools_item(request)] if in_input and request.tools else []) + messages
+            body[key] = ([tools_item(request)] if in_input and (request.tools or request.empty_tools_item) else []) + messages
         elif key == "tools":
             if not in_input:
                 body[key] = tool_list(request)

@@ -110,6 +110,9 @@ class Request:
     tools: tuple[Tool, ...] = ()
     """The tools sent, in send order (deferred ones are only listed, see `deferred`)."""
     tool_placement: str = "field"  # "field": the body's `tools`; "input": an additional_tools input item
+    empty_tools_item: bool = False
+    """With `input` placement and no tools: the additional_tools item is sent with an empty
+    list (a compaction request whose `tools: []` empties the history's tool list)."""
     deferred: tuple[Tool, ...] = ()
     body_order: tuple[str, ...] = DEFAULT_BODY_ORDER
     params: tuple[tuple[str, Any], ...] = field(default=(), hash=False)

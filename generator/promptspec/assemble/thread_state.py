@@ -28,4 +28,4 @@ def state_values(spec: Spec, variant: Variant, scalars: Mapping[str, Any]) -> di
 def first_thread(spec: Spec, variant: Variant, scalars: Mapping[str, Any]) -> dict[str, Any]:
     """`thread` in a first request: turn 1, nothing changed, start = now."""
     values = state_values(spec, variant, scalars)
-    return {"request": "first", "turn": 1, "start": values, "previous": values, "changed": [], "compacted": False}
+    return {"request": "first", "turn": 1, "start": values, "previous": values, "changed": [], "compacted": False, "switched": []}

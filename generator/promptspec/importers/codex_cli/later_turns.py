@@ -337,7 +337,11 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     if cap is None or len(cap.bodies) != 3:
         raise ImportProblem("the manual compaction thread did not send three requests")
     turn, comp, after = cap.bodies
-    added = _new_items(cap.bodies, 1)
+    # A tool list in the input (an additional_tools item) is part of the history: a release
+    # may empty it in the compaction request (turns.compaction.input_tools).
+    emptied = bool(_tools_item(turn)) and _tools_item(comp) == []
+    turn, comp, after = (_without_tools_item(b) for b in cap.bodies)
+    added = _new_items([turn, comp], 1)
     if len(added) != 2 or added[0].get("role") != "assistant":
         raise ImportProblem("the compaction request is not the history, the answer and one prompt")
     (prompt,) = _texts(added[1])
@@ -352,6 +356,8 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     if custom is not None and len(custom.bodies) == 3 and _texts(custom.bodies[1]["input"][-1]) != [CUSTOM_COMPACT_PROMPT]:
         raise ImportProblem("a configured compact_prompt is not the compaction request's last message")
     params = _changed_params(turn, comp)
+    if emptied:
+        params["tools"] = []
     summary_item = next((i for i in after["input"] if i.get("role") == "user" and len(_texts(i)) == 1
                          and _texts(i)[0].endswith(reply_text()) and _texts(i)[0] != reply_text()
                          and len(_texts(i)[0]) > len(reply_text()) + 20), None)
@@ -393,6 +399,8 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
         else:
             written.append(piece)
     comp_cfg: dict[str, Any] = {"prompt": "compact_prompt", "summary": "compact_summary", "params": params, "history": written}
+    if emptied:
+        comp_cfg["input_tools"] = "params"
     across = captures.get("model-across-families")
     if across is not None and len(across.bodies) == 3:
         comp_cfg["on_model_switch"] = FAMILY_FIELD
@@ -407,6 +415,16 @@ def _changed_params(turn: dict[str, Any], comp: dict[str, Any]) -> dict[str, Any
     """The body keys a compaction request sends otherwise than the turn before it."""
     return {key: comp.get(key) for key in sorted(set(turn) | set(comp))
             if key not in ("input", "instructions", "prompt_cache_key", "client_metadata", "model") and turn.get(key) != comp.get(key)}
+
+
+def _tools_item(body: dict[str, Any]) -> list[Any] | None:
+    """The tool list of a body's leading additional_tools input item (None: no such item)."""
+    first = (body.get("input") or [None])[0]
+    return first.get("tools") if isinstance(first, dict) and first.get("type") == "additional_tools" else None
+
+
+def _without_tools_item(body: dict[str, Any]) -> dict[str, Any]:
+    return {**body, "input": body["input"][1:]} if _tools_item(body) is not None else body
 
 
 def _without_id(item: dict[str, Any]) -> dict[str, Any]:
@@ -487,9 +505,9 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
         spec = load_spec(staging)
         pairs = configs_of(spec)
 
-        def start(mode: str) -> Any:
+        def start(mode: str, sandbox: str = "workspace-write") -> Any:
             return next((p for p in pairs if p[1].personality == "unset" and p[1].mode == mode
-                         and p[1].sandbox_mode == "workspace-write" and p[1].approval_policy == "on-request"), None)
+                         and p[1].sandbox_mode == sandbox and p[1].approval_policy == "on-request"), None)
 
         # Learned from a start with a mode set (a switch re-sends what depends on the
         # mode too), checked from both starts.
@@ -512,6 +530,13 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
             threads = _thread.standard_threads(cfg, catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
             caps = {c.thread.name: c for c in pool.threads(threads)}
             captured.append((variant, caps))
+        # The sandbox switches from a start in another sandbox mode too: what a release
+        # derives only when a session starts shows there (learn_since_start).
+        other = start("default", "read-only") or start("unset", "read-only")
+        if other is not None:
+            threads = [t for t in _thread.standard_threads(other[1], catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
+                       if "sandbox_mode" in SWITCHES.get(t.name, ())]
+            captured.append((other[0], {c.thread.name: c for c in pool.threads(threads)}))
         variant, caps = captured[0]
         scripts = {name: parse_script(script_steps(c.thread), name) for name, c in caps.items()}
 
@@ -533,6 +558,10 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
             return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
 
         learned = learn(caps, sections, base, variables, skills, lambda name, n: state(name, n).model, fragment_doc)
+        if other is not None:
+            from .since_start import since_start_rules
+
+            since_start_rules(learned, staging, machine, asm, other[0], captured[-1][1], scratch.values(), fragment_doc)
         for rel, content in learned.files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)

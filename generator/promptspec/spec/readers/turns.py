@@ -25,7 +25,9 @@ UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different", "partial"
 PARTIAL_KEYS = {"always", "with"}
 REPLY_KEYS = {"item", "content"}
 SKILLS_KEYS = {"fragment", "files", "mention"}
-COMPACTION_KEYS = {"prompt", "summary", "params", "switch_params", "history", "leave_out", "limit_setting", "percent", "on_model_switch"}
+COMPACTION_KEYS = {"prompt", "summary", "params", "switch_params", "history", "leave_out", "limit_setting", "percent", "on_model_switch",
+                   "input_tools"}
+INPUT_TOOLS = ("keep", "params")
 HISTORY_PIECES = ("user_messages", "last_user_message", "earlier_user_messages", "summary", "initial_context")
 DEFAULT_SETTINGS = ("sandbox_mode", "approval_policy", "cwd")
 DEFAULT_HISTORY = ("user_messages", "summary", "initial_context")
@@ -93,6 +95,9 @@ class Compaction:
     """Fragments of the initial context a rebuilt history does not re-inject."""
     switch_params: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """Merged over `params` for the compaction a model switch causes (a release may send it with other settings)."""
+    input_tools: str = "keep"
+    """A tool list the layout places in the input (the history's `additional_tools` item): `keep` it in the
+    compaction request, or let `params.tools` replace it (`params`: the item goes with an empty list)."""
 
 
 @dataclass(frozen=True)
@@ -273,9 +278,13 @@ def _compaction(r: Reader, fragment: Any, axis_names: set[str], scenario: Mappin
             raise c.err("on_model_switch", f"turns.compaction.on_model_switch names {switch!r}, which no model in the catalog has",
                         hint="name the catalog field that groups models into compaction families")
     leave_out = tuple(fragment(c, "leave_out", name) for name in c.str_list("leave_out"))
+    input_tools = c.text("input_tools", "keep")
+    if input_tools not in INPUT_TOOLS:
+        raise c.err("input_tools", f"turns.compaction.input_tools must be one of {', '.join(INPUT_TOOLS)}, found {input_tools!r}",
+                    hint="keep: a tool list in the input stays; params: params.tools replaces it")
     return Compaction(prompt, summary, MappingProxyType(params), tuple(history),
                       c.text("limit_setting", "model_auto_compact_token_limit"), percent, switch, r.line("compaction"),
-                      leave_out, MappingProxyType(switch_params))
+                      leave_out, MappingProxyType(switch_params), input_tools)
 
 
 def _piece(c: Reader, entry: Any) -> HistoryPiece:
