@@ -395,3 +395,27 @@ def test_thread_switched_names_what_later_steps_set_and_is_empty_in_a_first_requ
     started = run(spec, [{"user": "a", "reply": "b", "set": {"approval_policy": "never"}}, {"user": "c", "reply": "d", "set": {"sandbox_mode": "read-only"}}])
     (text,) = [s.text for m in started[1].new_messages for s in m.sections if s.fragment == "permissions"]
     assert text.split("SWITCHED: ")[-1].split("<")[0] == "sandbox_mode"
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_session_tools_follow_the_threads_first_model_after_a_switch(tmp_path, kept):
+    spec = load_spec(_edited(tmp_path, *([("\nturns:\n", "\nturns:\n  session: {tools: [web_search]}\n")] if kept else [])))
+
+    def searches(body):
+        return any(t["type"] == "web_search" for t in body["tools"])
+
+    # web_search goes to models with a web_search_tool_type: harbor-4-legacy's own requests never send it.
+    assert not searches(bodies(run(spec, [{"user": "a", "reply": "b"}], model="harbor-4-legacy"))[0])
+    thread = bodies(run(spec, [{"user": "a", "reply": "b"}, {"user": "c", "reply": "d", "set": {"model": "harbor-4-legacy"}},
+                               {"user": "e", "reply": "f"}]))
+    # The switch to another family compacts first: the first turn, the compaction, two turns of harbor-4-legacy.
+    assert len(thread) == 4 and searches(thread[0])
+    for body in thread[2:]:
+        assert body["model"] == "harbor-4-legacy" and searches(body) is kept
+
+
+def test_session_tools_must_name_a_tool(tmp_path, capsys):
+    spec_dir = _edited(tmp_path, ("\nturns:\n", "\nturns:\n  session: {tools: [no_such_tool]}\n"))
+    assert main(["render", "--spec", str(spec_dir), "--format", "json"]) == 2
+    err = capsys.readouterr().err
+    assert "spec.yaml" in err and "no_such_tool" in err

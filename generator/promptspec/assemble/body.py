@@ -10,6 +10,7 @@ merged over them so an importer can state exactly what was sent.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any, Mapping
 
 from ..errors import SpecError
@@ -27,21 +28,24 @@ def exact_for(spec: Spec, kind: str, name: str, variant: Variant, model: Model) 
     return first_exact(spec.exact, kind, name, lambda when: when.matches(variant, model))
 
 
-def select_tools(spec: Spec, variant: Variant, model: Model) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
+def select_tools(spec: Spec, variant: Variant, model: Model, first: Model | None = None) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
     """(tools sent, deferred tools listed) for one variant, in send order.
     An `exact: tool NAME` entry matching the variant decides that tool (its
     definition, or not sent) over the file's own `when`.  Two tools with the
-    same sent name in one variant are an error: the API would refuse the request."""
+    same sent name in one variant are an error: the API would refuse the request.
+    `first`: in a thread, its first model, which decides the tools `turns.session.tools` names."""
     sent: list[Tool] = []
     deferred: list[Tool] = []
     seen: dict[str, Tool] = {}
+    kept = set(spec.turns.session_tools) if first is not None and spec.turns is not None else set()
     for tool in spec.tools:
-        stated = exact_for(spec, "tool", tool.name, variant, model)
+        v, m = (dataclasses.replace(variant, model=first.slug), first) if first is not None and tool.name in kept else (variant, model)
+        stated = exact_for(spec, "tool", tool.name, v, m)
         if stated is not None:
             if stated.tool is None:
                 continue
             tool = stated.tool
-        elif not tool.when.matches(variant, model):
+        elif not tool.when.matches(v, m):
             continue
         other = seen.setdefault(tool.tool_name, tool)
         if other is not tool:

@@ -160,7 +160,8 @@ class Conversation:
         """The state's request carrying `messages` as its input; the
         `instructions` field keeps the thread's first text unless
         `turns.instructions` is `current`."""
-        now = self._initial(state, None) if state.variant != first.variant or state.overrides else first
+        now = self.asm.assemble(state.variant, state.overrides, None, start=first.variant) \
+            if state.variant != first.variant or state.overrides else first
         base = first.base if self.spec.turns.instructions == "first" else now.base
         req = dataclasses.replace(now, messages=tuple(messages), base=base, notes=())
         if params:
@@ -182,7 +183,7 @@ class Conversation:
         thread = self._thread(start, previous, state, "rebuilt", turn, True)
         base_of = start.variant if self.spec.turns.instructions == "first" else None
         initial = []
-        for m in self.asm.assemble(state.variant, state.overrides, thread, base_of).messages:
+        for m in self.asm.assemble(state.variant, state.overrides, thread, base_of, start.variant).messages:
             kept = tuple(x for x in m.sections if x.fragment not in comp.leave_out)
             if kept:
                 initial.append(m if len(kept) == len(m.sections) else dataclasses.replace(m, sections=kept))

@@ -27,6 +27,7 @@ import yaml
 
 from ...oracle.thread import CUSTOM_COMPACT_PROMPT, ThreadCapture, reply_text
 from ...oracle.thread_compare import script_steps
+from .session import tools_item, without_tools_item
 from .write_spec import ImportProblem
 
 SWITCHES = {
@@ -339,8 +340,8 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     turn, comp, after = cap.bodies
     # A tool list in the input (an additional_tools item) is part of the history: a release
     # may empty it in the compaction request (turns.compaction.input_tools).
-    emptied = bool(_tools_item(turn)) and _tools_item(comp) == []
-    turn, comp, after = (_without_tools_item(b) for b in cap.bodies)
+    emptied = bool(tools_item(turn)) and tools_item(comp) == []
+    turn, comp, after = (without_tools_item(b) for b in cap.bodies)
     added = _new_items([turn, comp], 1)
     if len(added) != 2 or added[0].get("role") != "assistant":
         raise ImportProblem("the compaction request is not the history, the answer and one prompt")
@@ -358,9 +359,7 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     params = _changed_params(turn, comp)
     if emptied:
         params["tools"] = []
-    summary_item = next((i for i in after["input"] if i.get("role") == "user" and len(_texts(i)) == 1
-                         and _texts(i)[0].endswith(reply_text()) and _texts(i)[0] != reply_text()
-                         and len(_texts(i)[0]) > len(reply_text()) + 20), None)
+    summary_item = next((i for i in after["input"] if _is_summary(i)), None)
     if summary_item is None:
         raise ImportProblem("the request after a compaction carries no summary message")
     prefix = _texts(summary_item)[0][:-len(reply_text())]
@@ -411,20 +410,17 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
     out.turns["compaction"] = comp_cfg
 
 
+def _is_summary(item: dict[str, Any]) -> bool:
+    """Whether an input item is the rebuilt history's summary message (a prefix, then the answer)."""
+    texts = _texts(item)
+    return item.get("role") == "user" and len(texts) == 1 and texts[0].endswith(reply_text()) \
+        and len(texts[0]) > len(reply_text()) + 20
+
+
 def _changed_params(turn: dict[str, Any], comp: dict[str, Any]) -> dict[str, Any]:
     """The body keys a compaction request sends otherwise than the turn before it."""
     return {key: comp.get(key) for key in sorted(set(turn) | set(comp))
             if key not in ("input", "instructions", "prompt_cache_key", "client_metadata", "model") and turn.get(key) != comp.get(key)}
-
-
-def _tools_item(body: dict[str, Any]) -> list[Any] | None:
-    """The tool list of a body's leading additional_tools input item (None: no such item)."""
-    first = (body.get("input") or [None])[0]
-    return first.get("tools") if isinstance(first, dict) and first.get("type") == "additional_tools" else None
-
-
-def _without_tools_item(body: dict[str, Any]) -> dict[str, Any]:
-    return {**body, "input": body["input"][1:]} if _tools_item(body) is not None else body
 
 
 def _without_id(item: dict[str, Any]) -> dict[str, Any]:
@@ -537,6 +533,14 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
             threads = [t for t in _thread.standard_threads(other[1], catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
                        if "sandbox_mode" in SWITCHES.get(t.name, ())]
             captured.append((other[0], {c.thread.name: c for c in pool.threads(threads)}))
+        readonly = captured[-1][1] if other is not None else {}
+        from .families import THREADS, merge_family, other_family
+
+        fam = other_family(pairs, starts[0], catalog, FAMILY_FIELD)
+        if fam is not None:
+            threads = [t for t in _thread.standard_threads(fam[1], catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
+                       if t.name in THREADS]
+            captured.append((fam[0], {c.thread.name: c for c in pool.threads(threads)}))
         variant, caps = captured[0]
         scripts = {name: parse_script(script_steps(c.thread), name) for name, c in caps.items()}
 
@@ -561,7 +565,16 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
         if other is not None:
             from .since_start import since_start_rules
 
-            since_start_rules(learned, staging, machine, asm, other[0], captured[-1][1], scratch.values(), fragment_doc)
+            since_start_rules(learned, staging, machine, asm, other[0], readonly, scratch.values(), fragment_doc,
+                              lambda bodies, n: [t for msg in _new_items(bodies, n)[1:-1] for t in _texts(msg)])
+        if fam is not None:
+            family = {m.get("slug"): m.get(FAMILY_FIELD) for m in catalog.get("models", []) if isinstance(m, dict)}
+            merge_family(learned, captured[-1][1], fam[1].model, family.get(fam[1].model), family.get(starts[0][1].model), FAMILY_FIELD,
+                         lambda t, c: _changed_params(without_tools_item(t), without_tools_item(c)), _new_items)
+        from .session import learn_session, write_order
+
+        order = learn_session(learned, caps, machine, asm, variant, scratch.values(),
+                              {st.text for c in caps.values() for st in c.thread.steps if st.text}, _is_summary)
         for rel, content in learned.files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -569,6 +582,8 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
         _add_scenario(staging / "spec.yaml", learned.scenario)
         with open(staging / "spec.yaml", "a", encoding="utf-8", newline="\n") as f:
             f.write(turns_yaml(learned))
+        if order:
+            write_order(staging / "spec.yaml", order)
         checked = spec_for_machine(load_spec(staging), scratch.values())
         results = [compare_thread(checked, v, c, models_tools(spec)) for v, cs in captured for c in cs.values()]
         bad = [r for r in results if not r.identical]

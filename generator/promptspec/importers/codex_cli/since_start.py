@@ -116,14 +116,14 @@ def learn_since_start(files: dict[str, str], staging: Any, section: Any, sent: s
 
 
 def since_start_rules(learned: Any, staging: Any, machine: Any, asm: Any, variant: Any, caps: dict[str, Any],
-                 values: dict[str, str], fragment_doc: Any) -> None:
+                      values: dict[str, str], fragment_doc: Any, updates_of: Any) -> None:
     """Learn, from the switch threads of another start, the pieces of a context
-    text only a thread's start sends (since_start.py): an update part that is
-    no section of the new state but one with a piece of its text file left out."""
+    text only a thread's start sends: an update part that is no section of the
+    new state but one with a piece of its text file left out.  `updates_of(bodies, n)`:
+    the texts of the context updates request n + 1 adds."""
     from ...assemble.conversation import request_after
     from ...oracle.thread_compare import script_steps
     from ...spec.readers.scripts import parse_script
-    from .later_turns import _new_items, _texts
 
     cut = {f for u in learned.turns.get("updates", []) if u.get("partial") for f in u["fragments"]}  # sent in part by rule
     for name, cap in caps.items():
@@ -135,7 +135,6 @@ def since_start_rules(learned: Any, staging: Any, machine: Any, asm: Any, varian
             now = [s for _, _, s in request_after(machine, variant, script, n + 1, asm).sections if s.fragment not in cut]
             known = {x.text for x in now}
             changed = list(steps[n].get("set", {}))
-            for msg in _new_items(cap.bodies, n)[1:-1]:
-                for text in _texts(msg):
-                    if text not in known:
-                        any(learn_since_start(learned.files, staging, x, text, changed, values, fragment_doc) for x in now)
+            for text in updates_of(cap.bodies, n):
+                if text not in known:
+                    any(learn_since_start(learned.files, staging, x, text, changed, values, fragment_doc) for x in now)

@@ -194,7 +194,7 @@ def load_spec(root: str | Path) -> Spec:
     request = load_request(top, placements, tuple(tools_cfg), axis_names, models)  # type: ignore[arg-type]
 
     exact = load_exact(top, fs, axis_names, models, fragments, tool_defs, request)
-    turns = load_turns(top, fragments, axis_names, scenario, models, fs)
+    turns = load_turns(top, fragments, axis_names, scenario, models, fs, {t.name for t in tool_defs})
     conversations = _conversations(top, fs)
 
     override = top.text("instructions_override")

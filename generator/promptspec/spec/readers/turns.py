@@ -20,7 +20,8 @@ from ..model import ALWAYS, BUILTIN_AXES, COMPUTED_BODY_KEYS, Fragment, Model, W
 from .reader import Reader, read_when
 from .tools import to_json
 
-TURNS_KEYS = {"settings", "instructions", "reply", "updates", "join", "skills", "compaction", "max_steps"}
+TURNS_KEYS = {"settings", "instructions", "reply", "updates", "join", "skills", "compaction", "max_steps", "session"}
+SESSION_KEYS = {"layout", "tools"}
 UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different", "partial"}
 PARTIAL_KEYS = {"always", "with"}
 REPLY_KEYS = {"item", "content"}
@@ -118,12 +119,16 @@ class Turns:
     skill_mention: str = "$"
     compaction: Compaction = field(default_factory=Compaction)
     max_steps: int = DEFAULT_MAX_STEPS
+    session_layout: bool = False
+    """`session.layout`: a rebuilt initial context is laid out as the thread's first model lays out its first request."""
+    session_tools: tuple[str, ...] = ()
+    """`session.tools`: tools sent, or not, in every request of a thread as its first model's requests send them."""
     defined: bool = False
     """False when spec.yaml has no `turns:` (later requests then carry only history and user messages)."""
 
 
 def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str], scenario: Mapping[str, Any],
-               models: tuple[Model, ...], fs: Any) -> Turns:
+               models: tuple[Model, ...], fs: Any, tool_names: set[str] | None = None) -> Turns:
     raw = top.get("turns", dict)
     if raw is None:
         settable = tuple(s for s in DEFAULT_SETTINGS if s in scenario or s in axis_names)
@@ -200,6 +205,14 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         raise skills.err("files", "turns.skills.files needs turns.skills.fragment (the message a mention adds)")
 
     compaction = _compaction(r, fragment, axis_names, scenario, settings, models)
+    session = Reader(r.get("session", dict, {}) or {}, top.where, "turns.session")
+    session.unknown(SESSION_KEYS, "turns.session")
+    session_layout = session.get("layout", bool, False)
+    session_tools = session.str_list("tools")
+    for name in session_tools:
+        if tool_names is not None and name not in tool_names:
+            raise session.err("tools", f"turns.session.tools names {name!r}, which is not a tool of the spec",
+                              hint="name a file in the tools folder (without .json)")
     max_steps = r.get("max_steps", int, DEFAULT_MAX_STEPS)
     if not 0 < max_steps <= MAX_STEPS_CEILING:
         raise r.err("max_steps", f"turns.max_steps must be above 0 and at most {MAX_STEPS_CEILING}, found {max_steps}")
@@ -215,6 +228,8 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         skill_mention=skills.text("mention", "$"),
         compaction=compaction,
         max_steps=max_steps,
+        session_layout=bool(session_layout),
+        session_tools=session_tools,
         defined=True,
     )
 

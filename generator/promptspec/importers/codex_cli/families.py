@@ -1,0 +1,59 @@
+"""What a start with a model of another compaction family adds to the learned later turns.
+
+The standard threads are learned from the first model's starts.  A model of
+another family may differ where that start cannot show it: where its tools
+go (a compaction request with `tools: []` empties the body's tool field but
+leaves a tool list in the input alone, in 0.171.0), or whether a personality
+change sends an update at all (0.171.0 sends none for gpt-5.5's family).  So
+the compaction and personality threads are captured from such a start too,
+and merged in:
+
+- the compaction request's body keys: the union of what each start's
+  compaction changes (one value per key);
+- a personality update the other start does not send: its `when` names the
+  families that do (the catalog field of `turns.compaction.on_model_switch`,
+  else the models).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .write_spec import ImportProblem
+
+THREADS = ("compact-manual", "personality-friendly", "personality-none")
+
+
+def other_family(pairs: list[Any], first: Any, catalog: dict[str, Any], field: str) -> Any:
+    """A start (variant, config) with a model of another `field` value than `first`'s,
+    else None: the same settings as `first`, the spec's first such model."""
+    families = {m.get("slug"): m.get(field) for m in catalog.get("models", []) if isinstance(m, dict)}
+    cfg = first[1]
+    return next((p for p in pairs if families.get(p[1].model) != families.get(cfg.model) and p[1].personality == cfg.personality
+                 and p[1].mode == cfg.mode and p[1].sandbox_mode == cfg.sandbox_mode and p[1].approval_policy == cfg.approval_policy),
+                None)
+
+
+def merge_family(learned: Any, caps: dict[str, Any], model: str, family: Any, first_family: Any, field: str,
+                 changed_params: Any, new_items: Any) -> None:
+    """Merge what the other family's start shows into `learned.turns` (see the module docstring).
+    `changed_params(turn, compaction)` and `new_items(bodies, n)` are the learner's own."""
+    comp = learned.turns.get("compaction")
+    cap = caps.get("compact-manual")
+    if comp is not None and cap is not None and not cap.refused and len(cap.bodies) == 3:
+        params = comp.setdefault("params", {})
+        for key, value in changed_params(*cap.bodies[:2]).items():
+            if key in params and params[key] != value:
+                raise ImportProblem(f"the compaction request sets {key} to two values for two compaction families (one rule per key)")
+            params[key] = value
+    sends = [u for u in learned.turns.get("updates", []) if "personality" in u["changed"]]
+    for name in ("personality-friendly", "personality-none"):
+        cap = caps.get(name)
+        if cap is None or cap.refused or len(cap.bodies) != 2 or not sends:
+            continue
+        if new_items(cap.bodies, 1)[1:-1]:
+            continue  # it sends an update: the final check compares it
+        if first_family is None or family == first_family:
+            raise ImportProblem(f"thread {name}: {model} sends no personality update, and no {field} value tells its models apart")
+        for u in sends:
+            u["when"] = {field: [first_family]}
