@@ -1,8 +1,10 @@
 """Later turns of a newer release (0.171.0): a partial environment context on
 a sandbox switch, a note re-sent with a new folder's AGENTS.md, joined user
-updates, a model switch that names the new model.  The release is installed
-from npm at test time (tests/codex_release.py); two models of one compaction
-family keep it to a minute or two.
+updates, a model switch that names the new model, and a switch across
+compaction families after which the session keeps its first model's
+multi-agent messages and collaboration tool (`turns.session`).  The release
+is installed from npm at test time (tests/codex_release.py); three models
+keep it to a few minutes.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from promptspec.cli import main
 from promptspec.importers.codex_cli import import_cli
 
 RELEASE = "0.171.0"
-MODELS = ("gpt-6-sol", "gpt-6-luna")  # one comp_hash family (see the issue's notes for switches across families)
+MODELS = ("gpt-6-sol", "gpt-6-luna", "gpt-5.5")  # two of one comp_hash family, one of another
 
 pytestmark = pytest.mark.slow
 
@@ -43,16 +45,26 @@ def test_the_newer_release_is_learned_and_every_thread_reproduced(newer):
     switch = yaml.safe_load((spec_dir / "fragments" / "model_switch.yaml").read_text())
     assert "{{ model.slug }}" in switch["start"] + switch["text"] and not any(m in json.dumps(switch) for m in MODELS)
     assert yaml.safe_load((spec_dir / "fragments" / "agents_md_update.yaml").read_text())["later"] is True
+    # After a switch across families the rebuilt context is laid out as the first model's, and its
+    # collaboration tool stays: learned from the model-across-families thread.
+    assert turns["session"]["layout"] is True and "collaboration" in turns["session"]["tools"]
+    assert yaml.safe_load((spec_dir / "fragments" / "multi_agent_role_session.yaml").read_text())["later"] is True
+    # gpt-5.5's family sends no personality update: learned from a start of that family.
+    (personality,) = [u for u in turns["updates"] if "personality" in u["changed"]]
+    assert list(personality["when"]) == ["comp_hash"]
     assert main(["lint", "--spec", str(spec_dir), "--strict"]) == 0
 
 
 def test_verify_finds_every_request_of_the_standard_threads_identical(newer, capsys):
     cli, spec_dir, _ = newer
-    # The last sampled variant starts from another sandbox and approval than the importer's starts.
-    rc = main(["verify", "--cli", str(cli), "--spec", str(spec_dir), "--sample", "3", "--threads", "3", "--format", "json"])
+    # The threads start from gpt-6-luna (not the importer's start model), read-only, no mode set:
+    # within the family to gpt-6-sol, across it to gpt-5.5.
+    rc = main(["verify", "--cli", str(cli), "--spec", str(spec_dir), "--sample", "4", "--threads", "1", "--format", "json"])
     data = json.loads(capsys.readouterr().out)
     names = {t["thread"] for t in data["threads"]}
-    assert {"two-turns", "model-within-family", "personality-none", "sandbox", "approval", "cwd", "cwd-unrestricted",
-            "skill-mention", "compact-manual", "compact-prompt", "compact-auto", "compact-below", "compact-configured"} <= names
-    assert len({t["variant"] for t in data["threads"]}) == 3
+    assert {"two-turns", "model-within-family", "model-across-families", "personality-none", "mode-from-unset", "sandbox",
+            "approval", "cwd", "cwd-unrestricted", "skill-mention", "compact-manual", "compact-prompt", "compact-auto",
+            "compact-below", "compact-configured"} <= names
+    assert {t["variant"].split("/")[0] for t in data["threads"]} == {"gpt-6-luna"}
+    assert data["compared"] == data["identical"] == 4
     assert [t for t in data["threads"] if not t["identical"]] == [] and rc == 0

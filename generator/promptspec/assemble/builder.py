@@ -9,8 +9,6 @@ fragment that only mentions `cwd` renders once, not once per variant.
 
 from __future__ import annotations
 
-import dataclasses
-
 from typing import Any, Iterable, Iterator, Mapping, cast
 
 import jinja2
@@ -302,11 +300,9 @@ class Assembler:
                     out.append(section)
         return out
 
-    def assemble(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None,
-                 base_of: Variant | None = None, start: Variant | None = None) -> Request:
-        """The first request of `variant`; in a thread, `overrides` are the settings changed since its
-        start, `thread` what templates see of it, `base_of` whose base instructions `base` holds,
-        `start` the thread's first variant (what `turns.session` keeps from it)."""
+    def assemble(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None, base_of: Variant | None = None, start: Variant | None = None) -> Request:
+        """The first request of `variant`; in a thread, `overrides` are the settings changed since its start, `thread`
+        what templates see of it, `base_of` whose base instructions `base` holds, `start` its first variant (turns.session)."""
         spec = self.spec
         model = self._models[variant.model]
         ctx = self._context(variant, overrides, thread, base_of)
@@ -317,9 +313,7 @@ class Assembler:
                 by_slot.setdefault(fragment.slot, []).append(fragment)
         messages: list[Message] = []
         size = len(ctx.base().text)
-        session = spec.turns if start is not None and start.model != variant.model and spec.turns is not None else None
-        chosen = choose_layout(spec, dataclasses.replace(variant, model=start.model)  # type: ignore[union-attr]
-                               if session is not None and session.session_layout else variant)
+        chosen = choose_layout(spec, variant, start)
         if chosen is None:
             groups = [(group, SLOT_ROLE[group], slots) for group, slots in spec.layout.items()]
         else:
@@ -349,9 +343,8 @@ class Assembler:
         docs = ctx.docs()
         if docs is not None and docs.note():
             notes.append(docs.note())
-        sent, deferred = ctx.tools()
-        if session is not None and session.session_tools and spec.tools:
-            sent, deferred = select_tools(spec, variant, model, self._models[start.model])  # type: ignore[union-attr]
+        switched = start is not None and start.model != variant.model  # turns.session.tools follow the thread's first model
+        sent, deferred = select_tools(spec, variant, model, self._models[start.model]) if switched else ctx.tools()  # type: ignore[union-attr]
         order, params = body_params(spec, variant, model)
         return Request(
             variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n),

@@ -7,15 +7,20 @@ only), so a spec may give several layouts, each with a `when`.
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..errors import SpecError
 from ..spec.model import Layout, Spec
 from .request import Variant
 
 
-def choose_layout(spec: Spec, variant: Variant) -> Layout | None:
-    """The first layout whose `when` matches the variant; None for a spec with the classic `layout`."""
+def choose_layout(spec: Spec, variant: Variant, start: Variant | None = None) -> Layout | None:
+    """The first layout whose `when` matches the variant; None for a spec with the classic `layout`.
+    `start`: a thread's first variant, whose model decides when `turns.session.layout` says so."""
     if not spec.layouts:
         return None
+    if start is not None and start.model != variant.model and spec.turns is not None and spec.turns.session_layout:
+        variant = dataclasses.replace(variant, model=start.model)
     for lay in spec.layouts:
         if lay.when.matches(variant, spec.model(variant.model)):
             return lay
