@@ -15,6 +15,9 @@ sweep is hours of Codex runs.
 
 Columns: release, variants (compared), identical, import s, verify s, peak MiB
 (the larger of the two steps), and the first line of an error when a step failed.
+A release npm publishes without a binary for this machine (0.142.1 and 0.153.1
+have no platform packages at all) gets a row of "-" saying so, and does not
+count as a failure: there is nothing any tool could run.
 With --later-turns the import also learns the release's later turns and verify
 runs its standard threads (`--threads N` variants): two more columns, threads
 compared and threads identical, every request of each thread byte for byte.
@@ -61,7 +64,17 @@ def install(release: str) -> Path:
                                f"@openai/codex@{release}"], capture_output=True, text=True, timeout=900)
         if done.returncode != 0:
             raise RuntimeError(f"npm install failed: {(done.stderr.strip().splitlines() or ['no message'])[-1][:200]}")
+        if not any(folder.glob("node_modules/@openai/codex-*/vendor/*/*/codex")):
+            raise Unrunnable(f"npm has no binary of this release for this machine: its optional dependency "
+                             f"@openai/codex@{release}-{PLATFORM} is not published (nothing to import)")
     return folder
+
+
+class Unrunnable(RuntimeError):
+    """A release npm publishes without a binary for this machine: a row, not a failure of promptspec."""
+
+
+PLATFORM = {"x86_64": "linux-x64", "aarch64": "linux-arm64"}.get(os.uname().machine, os.uname().machine)
 
 
 def timed(args: list[str]) -> tuple[int, float, float, str]:
@@ -82,6 +95,8 @@ def sweep_one(release: str, timeout: float, keep: Path | None = None, threads: i
     """One table row; `threads` set: later turns learned at import and that many variants' threads verified."""
     try:
         cli = install(release)
+    except Unrunnable as exc:
+        return f"| {release} |" + " - |" * (7 if threads is not None else 5) + f" {exc} |"
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         return f"| {release} |" + " |" * (7 if threads is not None else 5) + f" {exc} |"
     with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
@@ -125,7 +140,7 @@ def main() -> int:
         row = sweep_one(release, args.timeout, args.keep, args.later_turns)
         cells = [c.strip() for c in row.strip("|").split("|")]
         threads_ok = args.later_turns is None or (cells[3] and cells[3] == cells[4])
-        failed += not (cells[1] and cells[1] == cells[2] and threads_ok and not cells[-1])
+        failed += cells[1] != "-" and not (cells[1] and cells[1] == cells[2] and threads_ok and not cells[-1])
         print(row, flush=True)
         if args.table:
             with args.table.open("a", encoding="utf-8") as f:

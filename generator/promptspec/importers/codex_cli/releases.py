@@ -48,6 +48,10 @@ def install(release: str, cache: Path) -> Path:
     if done.returncode != 0:
         last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1][:200]
         raise UsageError(f"codex:{release}: npm cannot install {PACKAGE}@{release}: {last}")
+    if not any(folder.glob("node_modules/@openai/codex-*/vendor/*/*/codex")):
+        # npm skips an optional platform package it cannot find without failing (0.142.1 and 0.153.1 have none).
+        raise UsageError(f"codex:{release}: npm installed {PACKAGE}@{release} without a binary for this machine "
+                         "(the release publishes no platform package for it); pick another release")
     return folder
 
 
