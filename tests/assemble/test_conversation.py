@@ -419,3 +419,17 @@ def test_session_tools_must_name_a_tool(tmp_path, capsys):
     assert main(["render", "--spec", str(spec_dir), "--format", "json"]) == 2
     err = capsys.readouterr().err
     assert "spec.yaml" in err and "no_such_tool" in err
+
+
+def test_initial_base_and_initial_rest_split_the_rebuilt_context_by_the_base_message(tmp_path):
+    old = "    history: [user_messages, summary, initial_context]\n"
+    spec = load_spec(_edited(tmp_path, (old, "    history: [initial_rest, user_messages, summary, initial_base]\n")))
+    plain = load_spec(TEMPLATES)
+    steps = [{"user": "a", "reply": "b"}, {"compact": True, "reply": "S"}, {"user": "c", "reply": "d"}]
+    ours, theirs = bodies(run(spec, steps))[2], bodies(run(plain, steps))[2]
+    # The embedded spec sends its base instructions in the `instructions` field: no message holds them,
+    # so initial_base is empty and initial_rest is the whole initial context, now before the user messages.
+    assert ours["instructions"] == theirs["instructions"]
+    user, summary = theirs["input"][0], theirs["input"][1]
+    initial = theirs["input"][2:-1]
+    assert ours["input"] == [*initial, user, summary, theirs["input"][-1]]

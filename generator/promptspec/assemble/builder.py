@@ -314,6 +314,8 @@ class Assembler:
         messages: list[Message] = []
         size = len(ctx.base().text)
         chosen = choose_layout(spec, variant, start)
+        # A thread's first layout (turns.session) with the base instructions in the field: no section places them.
+        drop_base = start is not None and start.model != variant.model and chosen is not None and chosen.instructions == "field"
         if chosen is None:
             groups = [(group, SLOT_ROLE[group], slots) for group, slots in spec.layout.items()]
         else:
@@ -323,7 +325,7 @@ class Assembler:
             for slot in slots:
                 for fragment in sorted(by_slot.get(slot, ()), key=lambda f: (f.order, f.name)):
                     section = self.section(fragment, variant, ctx)
-                    if section is None:
+                    if section is None or (drop_base and not fragment.later and section.body == ctx.base().text):
                         continue
                     size += len(section.start) + len(section.body) + len(section.end)
                     if size > MAX_REQUEST_CHARS:
@@ -343,8 +345,7 @@ class Assembler:
         docs = ctx.docs()
         if docs is not None and docs.note():
             notes.append(docs.note())
-        switched = start is not None and start.model != variant.model  # turns.session.tools follow the thread's first model
-        sent, deferred = select_tools(spec, variant, model, self._models[start.model]) if switched else ctx.tools()  # type: ignore[union-attr]
+        sent, deferred = select_tools(spec, variant, model, self._models[start.model]) if start is not None and start.model != variant.model else ctx.tools()
         order, params = body_params(spec, variant, model)
         return Request(
             variant, model.slug, ctx.base(), tuple(messages), tuple(n for n in notes if n),

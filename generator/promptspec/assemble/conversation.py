@@ -183,7 +183,8 @@ class Conversation:
         thread = self._thread(start, previous, state, "rebuilt", turn, True)
         base_of = start.variant if self.spec.turns.instructions == "first" else None
         initial = []
-        for m in self.asm.assemble(state.variant, state.overrides, thread, base_of, start.variant).messages:
+        rebuilt = self.asm.assemble(state.variant, state.overrides, thread, base_of, start.variant)
+        for m in rebuilt.messages:
             kept = tuple(x for x in m.sections if x.fragment not in comp.leave_out)
             if kept:
                 initial.append(m if len(kept) == len(m.sections) else dataclasses.replace(m, sections=kept))
@@ -194,7 +195,7 @@ class Conversation:
             summary_msgs = [Message(s.role, (s,)) for s in sections]
         out: list[Message] = []
         for piece in comp.history:
-            out.extend(_piece(piece, initial, user_texts, summary_msgs))
+            out.extend(_piece(piece, initial, user_texts, summary_msgs, rebuilt.base.text))
         return out
 
     # -- the thread -----------------------------------------------------------
@@ -293,9 +294,11 @@ def partial_body(before: str, body: str, partial: Partial) -> str:
     return "".join(x for k, x in zip(keys, lines) if k in sent)
 
 
-def _piece(piece: HistoryPiece, initial: list[Message], users: list[Message], summary: list[Message]) -> list[Message]:
+def _piece(piece: HistoryPiece, initial: list[Message], users: list[Message], summary: list[Message], base: str) -> list[Message]:
     if piece.kind == "initial_context":
         return initial[piece.start:piece.stop]
+    if piece.kind in ("initial_base", "initial_rest"):  # the message(s) holding the base instructions, or the others
+        return [m for m in initial if any(s.body == base for s in m.sections) == (piece.kind == "initial_base")]
     if piece.kind == "user_messages":
         return list(users)
     if piece.kind == "earlier_user_messages":

@@ -20,7 +20,10 @@ def choose_layout(spec: Spec, variant: Variant, start: Variant | None = None) ->
     if not spec.layouts:
         return None
     if start is not None and start.model != variant.model and spec.turns is not None and spec.turns.session_layout:
-        variant = dataclasses.replace(variant, model=start.model)
+        # The first model's messages; where the base instructions go stays the current model's.
+        own = choose_layout(spec, variant)
+        first = choose_layout(spec, dataclasses.replace(variant, model=start.model))
+        return dataclasses.replace(first, instructions=own.instructions) if first is not None and own is not None else first
     for lay in spec.layouts:
         if lay.when.matches(variant, spec.model(variant.model)):
             return lay

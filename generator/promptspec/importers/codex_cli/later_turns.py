@@ -154,7 +154,7 @@ def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: An
     if joined:
         out.turns["join"] = sorted(joined)
     _skill(out, captures, skills or {})
-    _compaction(out, captures)
+    _compaction(out, captures, base_text("compact-manual", 0) if "compact-manual" in captures else "")
     _switch_rebuilt(out, captures, first_sections, base_text, model_slug, fragment_doc)
     return out
 
@@ -333,7 +333,7 @@ def _partial_rules(seen: list[Any]) -> dict[str, dict[str, Any]]:
     return rules
 
 
-def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
+def _compaction(out: Learned, captures: dict[str, ThreadCapture], base: str = "") -> None:
     cap = captures.get("compact-manual")
     if cap is None or len(cap.bodies) != 3:
         raise ImportProblem("the manual compaction thread did not send three requests")
@@ -394,7 +394,10 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture]) -> None:
             if piece != list(range(piece[0], piece[-1] + 1)):
                 raise ImportProblem("the rebuilt history re-orders the initial context")
             whole = piece[0] == 0 and piece[-1] == len(initial) - 1
-            written.append("initial_context" if whole else {"initial_context": f"{piece[0]}:{piece[-1] + 1}"})
+            # The base-instructions message, or all but it: named, as a layout without one (instructions in the field) has no index for it.
+            based = [k for k, item in enumerate(initial) if base and base in "".join(_texts(item))]
+            named = "initial_base" if piece == based else "initial_rest" if based and piece == [k for k in range(len(initial)) if k not in based] else None
+            written.append("initial_context" if whole else named or {"initial_context": f"{piece[0]}:{piece[-1] + 1}"})
         else:
             written.append(piece)
     comp_cfg: dict[str, Any] = {"prompt": "compact_prompt", "summary": "compact_summary", "params": params, "history": written}

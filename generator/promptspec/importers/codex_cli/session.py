@@ -87,7 +87,10 @@ def learn_session(learned: Any, caps: dict[str, Any], machine: Any, asm: Any, va
     rebuilt = [i for i in without_tools_item(cap.bodies[2])["input"][:-1] if not (set(_texts(i)) <= prompts or summary_of(i))]
     first_layout = choose_layout(machine, dataclasses.replace(now.variant, model=start.model)) if machine.layouts else None
     own_layout = choose_layout(machine, now.variant) if machine.layouts else None
-    if first_layout is not None and first_layout is not own_layout and len(rebuilt) == len(start.messages) != len(now.messages):
+    # Where the base instructions go stays the new model's: in its `instructions` field, the first layout's base message goes.
+    kept_messages = [m for m in start.messages if own_layout is None or own_layout.instructions != "field"
+                     or not any(s.body == start.base.text for s in m.sections)]
+    if first_layout is not None and first_layout is not own_layout and len(rebuilt) == len(kept_messages) != len(now.messages):
         session["layout"] = True
         # A section the new model's layout has and the first one's lacks is not left out: it has no place.
         kept = {slot for _, slots in first_layout.messages for slot in slots}
@@ -99,7 +102,8 @@ def learn_session(learned: Any, caps: dict[str, Any], machine: Any, asm: Any, va
             if not left:
                 del comp["leave_out"]
         rendered = {s.slot for _, _, s in now.sections if s.slot}
-        for k, (role, slots) in enumerate(first_layout.messages):
+        layout = [(role, slots) for (role, slots), m in zip(first_layout.messages, start.messages) if m in kept_messages]
+        for k, (role, slots) in enumerate(layout):
             texts = _texts(rebuilt[k]) if k < len(rebuilt) else []
             if len(slots) != 1 or len(texts) != 1 or slots[0] in rendered:
                 continue

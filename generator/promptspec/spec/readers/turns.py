@@ -29,7 +29,8 @@ SKILLS_KEYS = {"fragment", "files", "mention"}
 COMPACTION_KEYS = {"prompt", "summary", "params", "switch_params", "history", "leave_out", "limit_setting", "percent", "on_model_switch",
                    "input_tools"}
 INPUT_TOOLS = ("keep", "params")
-HISTORY_PIECES = ("user_messages", "last_user_message", "earlier_user_messages", "summary", "initial_context")
+HISTORY_PIECES = ("user_messages", "last_user_message", "earlier_user_messages", "summary", "initial_context", "initial_base",
+                  "initial_rest")
 DEFAULT_SETTINGS = ("sandbox_mode", "approval_policy", "cwd")
 DEFAULT_HISTORY = ("user_messages", "summary", "initial_context")
 DEFAULT_MAX_STEPS = 200
