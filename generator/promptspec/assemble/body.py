@@ -37,16 +37,16 @@ def select_tools(spec: Spec, variant: Variant, model: Model, first: Model | None
     sent: list[Tool] = []
     deferred: list[Tool] = []
     seen: dict[str, Tool] = {}
-    kept = set(spec.turns.session_tools) if first is not None and spec.turns is not None else set()
+    kept = dict(spec.turns.session_tools) if first is not None and spec.turns is not None else {}
     for tool in spec.tools:
-        v, m = (dataclasses.replace(variant, model=first.slug), first) if first is not None and tool.name in kept else (variant, model)
-        stated = exact_for(spec, "tool", tool.name, v, m)
-        if stated is not None:
-            if stated.tool is None:
-                continue
-            tool = stated.tool
-        elif not tool.when.matches(v, m):
+        rule = kept.get(tool.name)
+        if rule == "both" and first is not None and _decided(spec, tool, dataclasses.replace(variant, model=first.slug), first) is None:
+            continue  # the first model would not send it: neither is it sent now
+        v, m = (dataclasses.replace(variant, model=first.slug), first) if first is not None and rule == "first" else (variant, model)
+        decided = _decided(spec, tool, v, m)
+        if decided is None:
             continue
+        tool = decided
         other = seen.setdefault(tool.tool_name, tool)
         if other is not tool:
             raise SpecError(
@@ -57,6 +57,14 @@ def select_tools(spec: Spec, variant: Variant, model: Model, first: Model | None
             )
         (deferred if tool.deferred else sent).append(tool)
     return tuple(sent), tuple(deferred)
+
+
+def _decided(spec: Spec, tool: Tool, variant: Variant, model: Model) -> Tool | None:
+    """The tool a variant sends in this tool file's place (an `exact:` entry's, else its own), None: not sent."""
+    stated = exact_for(spec, "tool", tool.name, variant, model)
+    if stated is not None:
+        return stated.tool
+    return tool if tool.when.matches(variant, model) else None
 
 
 def placement(spec: Spec, variant: Variant, model: Model) -> str:

@@ -9,6 +9,7 @@ fragment that only mentions `cwd` renders once, not once per variant.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Iterator, Mapping, cast
 
 import jinja2
@@ -308,8 +309,13 @@ class Assembler:
         ctx = self._context(variant, overrides, thread, base_of)
         by_slot: dict[str, list[Fragment]] = {}
         rebuilt = thread is not None and thread.get("request") == "rebuilt"  # later fragments with a slot join it
+        # turns.session.slots: these sections are the thread's first model's, after a switch.
+        kept = spec.turns.session_slots if spec.turns is not None and start is not None and start.model != variant.model else ()
+        first_v = dataclasses.replace(variant, model=start.model) if kept and start is not None else variant
+        first_ctx = self._context(first_v, overrides, thread, base_of) if kept else ctx
         for fragment in spec.fragments:
-            if (not fragment.later or (rebuilt and fragment.slot)) and self.applies(fragment, variant):
+            v = first_v if fragment.slot in kept else variant
+            if (not fragment.later or (rebuilt and fragment.slot)) and self.applies(fragment, v):
                 by_slot.setdefault(fragment.slot, []).append(fragment)
         messages: list[Message] = []
         size = len(ctx.base().text)
@@ -324,7 +330,7 @@ class Assembler:
             collected: list[Section] = []
             for slot in slots:
                 for fragment in sorted(by_slot.get(slot, ()), key=lambda f: (f.order, f.name)):
-                    section = self.section(fragment, variant, ctx)
+                    section = self.section(fragment, first_v, first_ctx) if slot in kept else self.section(fragment, variant, ctx)
                     if section is None or (drop_base and not fragment.later and section.body == ctx.base().text):
                         continue
                     size += len(section.start) + len(section.body) + len(section.end)

@@ -108,6 +108,13 @@ class Conversation:
                 "changed": [k for k in after if after[k] != before.get(k)], "compacted": compacted,
                 "switched": list(now.switched)}
 
+    def _keeps_base(self, start: Variant) -> bool:
+        """Whether the thread keeps its first model's base instructions: `instructions: first`,
+        when its first model matches `session.base` (a release that keeps them for one kind of model only)."""
+        turns = self.spec.turns
+        return turns.instructions == "first" and (turns.session_base is None
+                                                  or turns.session_base.matches(start, self.spec.model(start.model)))
+
     def _initial(self, state: _State, thread: Mapping[str, Any] | None) -> Request:
         return self.asm.assemble(state.variant, state.overrides, thread)
 
@@ -162,7 +169,7 @@ class Conversation:
         `turns.instructions` is `current`."""
         now = self.asm.assemble(state.variant, state.overrides, None, start=first.variant) \
             if state.variant != first.variant or state.overrides else first
-        base = first.base if self.spec.turns.instructions == "first" else now.base
+        base = first.base if self._keeps_base(first.variant) else now.base
         req = dataclasses.replace(now, messages=tuple(messages), base=base, notes=())
         if params:
             merged = merge(dict(req.params), {k: v for k, v in params.items() if k != "tools"})
@@ -181,7 +188,7 @@ class Conversation:
         session keeps them (`turns.instructions: first`)."""
         comp = self.spec.turns.compaction
         thread = self._thread(start, previous, state, "rebuilt", turn, True)
-        base_of = start.variant if self.spec.turns.instructions == "first" else None
+        base_of = start.variant if self._keeps_base(start.variant) else None
         initial = []
         rebuilt = self.asm.assemble(state.variant, state.overrides, thread, base_of, start.variant)
         for m in rebuilt.messages:
@@ -266,7 +273,8 @@ class Conversation:
         thread = {"request": "compaction", "turn": n, "reason": reason}
         sections = self.asm.later_sections((comp.prompt,), state.variant, state.overrides, thread)
         prompt = [Message(s.role, (s,)) for s in sections]
-        params = merge(dict(comp.params), comp.switch_params) if reason.startswith("model switch") else comp.params
+        switching = reason.startswith("model switch") and comp.switch_when.matches(state.variant, self.spec.model(state.variant.model))
+        params = merge(dict(comp.params), comp.switch_params) if switching else comp.params
         req = self._request(state, first, [*history, *prompt], params)
         return ThreadRequest(n, "compaction", req, new, reason)
 

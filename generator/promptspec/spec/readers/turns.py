@@ -21,12 +21,13 @@ from .reader import Reader, read_when
 from .tools import to_json
 
 TURNS_KEYS = {"settings", "instructions", "reply", "updates", "join", "skills", "compaction", "max_steps", "session"}
-SESSION_KEYS = {"layout", "tools"}
+SESSION_KEYS = {"layout", "tools", "base", "slots"}
+SESSION_TOOL_RULES = ("first", "both")
 UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different", "partial"}
 PARTIAL_KEYS = {"always", "with"}
 REPLY_KEYS = {"item", "content"}
 SKILLS_KEYS = {"fragment", "files", "mention"}
-COMPACTION_KEYS = {"prompt", "summary", "params", "switch_params", "history", "leave_out", "limit_setting", "percent", "on_model_switch",
+COMPACTION_KEYS = {"prompt", "summary", "params", "switch_params", "switch_when", "history", "leave_out", "limit_setting", "percent", "on_model_switch",
                    "input_tools"}
 INPUT_TOOLS = ("keep", "params")
 HISTORY_PIECES = ("user_messages", "last_user_message", "earlier_user_messages", "summary", "initial_context", "initial_base",
@@ -97,6 +98,8 @@ class Compaction:
     """Fragments of the initial context a rebuilt history does not re-inject."""
     switch_params: Mapping[str, Any] = field(default_factory=dict, hash=False)
     """Merged over `params` for the compaction a model switch causes (a release may send it with other settings)."""
+    switch_when: When = field(default=ALWAYS, hash=False)
+    """`switch_params` apply when the model before the switch matches (a release whose families compact differently)."""
     input_tools: str = "keep"
     """A tool list the layout places in the input (the history's `additional_tools` item): `keep` it in the
     compaction request, or let `params.tools` replace it (`params`: the item goes with an empty list)."""
@@ -122,8 +125,14 @@ class Turns:
     max_steps: int = DEFAULT_MAX_STEPS
     session_layout: bool = False
     """`session.layout`: a rebuilt initial context is laid out as the thread's first model lays out its first request."""
-    session_tools: tuple[str, ...] = ()
-    """`session.tools`: tools sent, or not, in every request of a thread as its first model's requests send them."""
+    session_tools: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """`session.tools`: tool -> `first` (sent, or not, in every request of a thread as its first model's
+    requests send it) or `both` (sent only when the first model's and the current model's requests both would)."""
+    session_slots: tuple[str, ...] = ()
+    """`session.slots`: after a model switch, the sections of these slots are rendered for the thread's first model."""
+    session_base: When | None = None
+    """`session.base`: the thread keeps its first model's base instructions (`instructions: first`) only
+    when its first model matches; otherwise they follow the current model (None: always, as `instructions` says)."""
     defined: bool = False
     """False when spec.yaml has no `turns:` (later requests then carry only history and user messages)."""
 
@@ -209,8 +218,17 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
     session = Reader(r.get("session", dict, {}) or {}, top.where, "turns.session")
     session.unknown(SESSION_KEYS, "turns.session")
     session_layout = session.get("layout", bool, False)
-    session_tools = session.str_list("tools")
-    for name in session_tools:
+    raw_tools = session.data.get("tools") or []
+    if isinstance(raw_tools, list):
+        session_tools = {name: "first" for name in session.str_list("tools")}
+    elif isinstance(raw_tools, dict):
+        session_tools = {str(k): v for k, v in raw_tools.items()}
+    else:
+        raise session.err("tools", "turns.session.tools must be a list of tool names or a mapping of tool name to first/both")
+    for name, rule in session_tools.items():
+        if rule not in SESSION_TOOL_RULES:
+            raise session.err("tools", f"turns.session.tools.{name} must be one of {', '.join(SESSION_TOOL_RULES)}, found {rule!r}",
+                              hint="first: the first model decides; both: the first and the current model must both send it")
         if tool_names is not None and name not in tool_names:
             raise session.err("tools", f"turns.session.tools names {name!r}, which is not a tool of the spec",
                               hint="name a file in the tools folder (without .json)")
@@ -230,7 +248,10 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         compaction=compaction,
         max_steps=max_steps,
         session_layout=bool(session_layout),
-        session_tools=session_tools,
+        session_tools=MappingProxyType(session_tools),
+        session_slots=tuple(session.str_list("slots")),
+        session_base=read_when(session, "base", axes=axis_names, models=models, what="turns.session.base")
+        if session.data.get("base") is not None else None,
         defined=True,
     )
 
@@ -294,13 +315,14 @@ def _compaction(r: Reader, fragment: Any, axis_names: set[str], scenario: Mappin
             raise c.err("on_model_switch", f"turns.compaction.on_model_switch names {switch!r}, which no model in the catalog has",
                         hint="name the catalog field that groups models into compaction families")
     leave_out = tuple(fragment(c, "leave_out", name) for name in c.str_list("leave_out"))
+    switch_when = read_when(c, "switch_when", axes=axis_names, models=models, what="turns.compaction.switch_when")
     input_tools = c.text("input_tools", "keep")
     if input_tools not in INPUT_TOOLS:
         raise c.err("input_tools", f"turns.compaction.input_tools must be one of {', '.join(INPUT_TOOLS)}, found {input_tools!r}",
                     hint="keep: a tool list in the input stays; params: params.tools replaces it")
     return Compaction(prompt, summary, MappingProxyType(params), tuple(history),
                       c.text("limit_setting", "model_auto_compact_token_limit"), percent, switch, r.line("compaction"),
-                      leave_out, MappingProxyType(switch_params), input_tools)
+                      leave_out, MappingProxyType(switch_params), switch_when, input_tools)
 
 
 def _piece(c: Reader, entry: Any) -> HistoryPiece:
