@@ -137,3 +137,62 @@ def test_a_script_naming_a_model_the_filter_leaves_out_stops_lock_with_one_line(
     assert code == 2 and err.count("\n") == 1, err
     assert "model-switch.yaml" in err and "step 4" in err and "harbor-4-legacy" in err and "model_filter" in err
     assert (lock.read_bytes() if lock.exists() else None) == before  # nothing partial written
+
+
+def test_switch_params_apply_only_when_the_model_before_the_switch_matches_switch_when(tmp_path):
+    old = "    params: {tools: [], parallel_tool_calls: false}\n"
+
+    def stored(when):
+        spec = load_spec(edited(tmp_path, old, old + f"    switch_params: {{store: true}}\n    switch_when: {when}\n", when[-12:-1]))
+        comp = next(t for t in _switch_thread(spec) if t.kind == "compaction")
+        return responses_payload(comp.request).get("store") is True
+
+    # The thread switches from harbor-5 (family harbor-5) to harbor-4-legacy.
+    assert stored("{compaction_family: harbor-5}") and not stored("{compaction_family: harbor-4}")
+
+
+def test_session_base_keeps_the_first_base_instructions_only_for_a_first_model_it_matches(tmp_path):
+    def instructions(base):
+        spec = load_spec(edited(tmp_path, "\nturns:\n", f"\nturns:\n  session: {{base: {base}}}\n", base[-10:-1]))
+        return [responses_payload(t.request)["instructions"] for t in _switch_thread(spec)]
+
+    plain = load_spec(TEMPLATES)
+    first = responses_payload(thread(plain, TWO)[0].request)["instructions"]
+    legacy = responses_payload(thread(plain, TWO, model="harbor-4-legacy")[0].request)["instructions"]
+    assert first != legacy
+    kept, followed = instructions("{model: harbor-5}"), instructions("{model: harbor-6}")
+    assert kept == [first, first, first]  # the turn, the switch's compaction, the turn after it
+    assert followed == [first, first, legacy]
+
+
+@pytest.mark.parametrize("start,switched,rule,sent", [
+    ("harbor-5", "harbor-4-legacy", "first", True), ("harbor-5", "harbor-4-legacy", "both", False),
+    ("harbor-4-legacy", "harbor-5", "first", False), ("harbor-4-legacy", "harbor-5", "both", False),
+    ("harbor-4-legacy", "harbor-5", None, True)])
+def test_a_session_tool_is_decided_by_the_first_model_or_by_both(tmp_path, start, switched, rule, sent):
+    # web_search goes to models with a web_search_tool_type: harbor-5 has one, harbor-4-legacy not.
+    new = f"\nturns:\n  session: {{tools: {{web_search: {rule}}}}}\n" if rule else "\nturns:\n"
+    spec = load_spec(edited(tmp_path, "\nturns:\n", new))
+    after = thread(spec, [*TWO, {"user": "c", "reply": "d", "set": {"model": switched}}], model=start)[-1]
+    assert after.request.model == switched
+    assert any(t.name == "web_search" for t in after.request.tools) is sent
+
+
+def test_session_slots_render_their_sections_for_the_first_model_after_a_switch(tmp_path):
+    def notes(slots):
+        spec_dir = edited(tmp_path, "\nturns:\n", f"\nturns:\n  session: {{slots: {slots}}}\n", f"s{len(slots)}")
+        (spec_dir / "fragments" / "model_note.yaml").write_text(
+            "description: Names the model.\nowner: platform\nrole: user\nslot: environment_context\norder: 9\n"
+            "text: 'note for {{ model.slug }}'\n", encoding="utf-8")
+        reqs = _switch_thread(load_spec(spec_dir))
+        return [s.body for t in (reqs[0], reqs[-1]) for m in t.request.messages for s in m.sections if s.fragment == "model_note"]
+
+    assert notes("[environment_context]") == ["note for harbor-5", "note for harbor-5"]
+    assert notes("[]") == ["note for harbor-5", "note for harbor-4-legacy"]
+
+
+def test_a_session_tool_rule_must_be_first_or_both(tmp_path, capsys):
+    spec_dir = edited(tmp_path, "\nturns:\n", "\nturns:\n  session: {tools: {web_search: sometimes}}\n")
+    assert main(["render", "--spec", str(spec_dir), "--format", "json"]) == 2
+    err = capsys.readouterr().err
+    assert "spec.yaml" in err and "sometimes" in err and "first, both" in err

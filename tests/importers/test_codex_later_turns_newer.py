@@ -68,3 +68,39 @@ def test_verify_finds_every_request_of_the_standard_threads_identical(newer, cap
     assert {t["variant"].split("/")[0] for t in data["threads"]} == {"gpt-6-luna"}
     assert data["compared"] == data["identical"] == 4
     assert [t for t in data["threads"] if not t["identical"]] == [] and rc == 0
+
+
+def test_a_gpt_5_5_start_switching_to_a_multi_agent_v2_model_is_identical(newer):
+    """The other direction of the switch across families: a thread gpt-5.5
+    starts keeps its layout, its deferred-tools text and its (lack of a)
+    collaboration tool, but not its base instructions, and its switch compacts
+    with the turn's settings (turns.session.base/slots/tools,
+    compaction.switch_when), learned from both directions at import."""
+    from promptspec.oracle import binary as _binary
+    from promptspec.oracle import thread as _thread
+    from promptspec.oracle.machine import configs_of, models_tools, spec_for_machine
+    from promptspec.oracle.pool import CapturePool
+    from promptspec.oracle.thread_compare import compare_thread
+    from promptspec.spec import load_spec
+    from promptspec.verify.run import recorded_world_of
+
+    cli, spec_dir, _ = newer
+    turns = yaml.safe_load((spec_dir / "spec.yaml").read_text())["turns"]
+    only_v2 = {"comp_hash": ["3000"]}  # the multi-agent v2 family of the first start
+    assert turns["session"]["base"] == only_v2 and turns["compaction"]["switch_when"] == only_v2
+    assert turns["session"]["tools"] == {"collaboration": "first", "tool_search": "both"}
+    assert turns["session"]["slots"] == ["deferred_tools"]
+    spec = load_spec(spec_dir)
+    pairs = configs_of(spec)
+    variant, cfg = next((v, c) for v, c in pairs if c.model == "gpt-5.5" and c.mode == "plan" and c.personality == "friendly")
+    with CapturePool(_binary.identify(cli), recorded_world_of(spec_dir), 60, 0, 1, True) as pool:
+        pool.warm(cfg)
+        (thread,) = [t for t in _thread.standard_threads(cfg, pool.catalog(), pool.bundled_skill(), str(pool.scratch.cwd),
+                                                         models_in=[m.slug for m in spec.models])
+                     if t.name == "model-across-families"]
+        (cap,) = pool.threads([thread])
+        machine = spec_for_machine(spec, pool.scratch.values())
+    assert thread.steps[1].params()["model"] in ("gpt-6-sol", "gpt-6-luna")
+    result = compare_thread(machine, variant, cap, models_tools(spec))
+    assert result.identical, (result.request, result.part, result.diff)
+    assert result.requests == 3

@@ -9,7 +9,6 @@ fragment that only mentions `cwd` renders once, not once per variant.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterable, Iterator, Mapping, cast
 
 import jinja2
@@ -25,7 +24,7 @@ from . import agents_md
 from .body import body_params, exact_for, placement, select_tools
 from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
 from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
-from .layouts import choose_layout
+from .layouts import choose_layout, session_slots
 from .request import BaseInstructions, Message, Request, Section, Variant
 from .thread_state import first_thread
 
@@ -309,13 +308,10 @@ class Assembler:
         ctx = self._context(variant, overrides, thread, base_of)
         by_slot: dict[str, list[Fragment]] = {}
         rebuilt = thread is not None and thread.get("request") == "rebuilt"  # later fragments with a slot join it
-        # turns.session.slots: these sections are the thread's first model's, after a switch.
-        kept = spec.turns.session_slots if spec.turns is not None and start is not None and start.model != variant.model else ()
-        first_v = dataclasses.replace(variant, model=start.model) if kept and start is not None else variant
+        kept, first_v = session_slots(spec, variant, start)  # these sections are the thread's first model's
         first_ctx = self._context(first_v, overrides, thread, base_of) if kept else ctx
         for fragment in spec.fragments:
-            v = first_v if fragment.slot in kept else variant
-            if (not fragment.later or (rebuilt and fragment.slot)) and self.applies(fragment, v):
+            if (not fragment.later or (rebuilt and fragment.slot)) and self.applies(fragment, first_v if fragment.slot in kept else variant):
                 by_slot.setdefault(fragment.slot, []).append(fragment)
         messages: list[Message] = []
         size = len(ctx.base().text)
@@ -335,12 +331,8 @@ class Assembler:
                         continue
                     size += len(section.start) + len(section.body) + len(section.end)
                     if size > MAX_REQUEST_CHARS:
-                        raise SpecError(
-                            f"variant {variant.id} assembles to more than {MAX_REQUEST_CHARS} characters",
-                            fragment.source,
-                            line=fragment.line,
-                            hint="no model reads a prompt this long; make the fragments smaller",
-                        )
+                        raise SpecError(f"variant {variant.id} assembles to more than {MAX_REQUEST_CHARS} characters", fragment.source,
+                                        line=fragment.line, hint="no model reads a prompt this long; make the fragments smaller")
                     if group == "separate_developer":
                         messages.append(Message(role, (section,)))
                     else:

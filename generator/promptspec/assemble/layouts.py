@@ -29,3 +29,11 @@ def choose_layout(spec: Spec, variant: Variant, start: Variant | None = None) ->
             return lay
     raise SpecError(f"no layout matches variant {variant.id}", "spec.yaml", line=spec.layouts[0].line,
                     hint="add a layout without 'when' as the last one, or widen a 'when'")
+
+
+def session_slots(spec: Spec, variant: Variant, start: Variant | None) -> tuple[tuple[str, ...], Variant]:
+    """(`turns.session.slots`, the variant with the thread's first model): after a
+    model switch, the sections of those slots are rendered for the first model; ((), variant) otherwise."""
+    if start is None or start.model == variant.model or spec.turns is None or not spec.turns.session_slots:
+        return (), variant
+    return spec.turns.session_slots, dataclasses.replace(variant, model=start.model)

@@ -13,6 +13,8 @@ and merged in:
 - a personality update the other start does not send: its `when` names the
   families that do (the catalog field of `turns.compaction.on_model_switch`,
   else the models).
+
+Its switch across families is captured too: session.py learns from it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from .write_spec import ImportProblem
 
-THREADS = ("compact-manual", "personality-friendly", "personality-none")
+THREADS = ("compact-manual", "personality-friendly", "personality-none", "model-across-families")
 
 
 def other_family(pairs: list[Any], first: Any, catalog: dict[str, Any], field: str) -> Any:

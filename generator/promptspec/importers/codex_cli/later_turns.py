@@ -570,14 +570,16 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
 
             since_start_rules(learned, staging, machine, asm, other[0], readonly, scratch.values(), fragment_doc,
                               lambda bodies, n: [t for msg in _new_items(bodies, n)[1:-1] for t in _texts(msg)])
-        if fam is not None:
-            family = {m.get("slug"): m.get(FAMILY_FIELD) for m in catalog.get("models", []) if isinstance(m, dict)}
-            merge_family(learned, captured[-1][1], fam[1].model, family.get(fam[1].model), family.get(starts[0][1].model), FAMILY_FIELD,
-                         lambda t, c: _changed_params(without_tools_item(t), without_tools_item(c)), _new_items)
-        from .session import learn_session, write_order
+        from .session import learn_other_start, learn_session, write_order
 
         order = learn_session(learned, caps, machine, asm, variant, scratch.values(),
                               {st.text for c in caps.values() for st in c.thread.steps if st.text}, _is_summary)
+        if fam is not None:  # what a start of the other family shows: merged into one rule for both
+            family = {m.get("slug"): m.get(FAMILY_FIELD) for m in catalog.get("models", []) if isinstance(m, dict)}
+            body_changes = lambda t, c: _changed_params(without_tools_item(t), without_tools_item(c))  # noqa: E731
+            merge_family(learned, captured[-1][1], fam[1].model, family.get(fam[1].model), family.get(starts[0][1].model), FAMILY_FIELD,
+                         body_changes, _new_items)
+            learn_other_start(learned, captured[-1][1], machine, asm, fam[0], FAMILY_FIELD, family.get(starts[0][1].model), body_changes)
         for rel, content in learned.files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,14 @@ all in the rebuilt request.  Learned from that thread, as `turns.session`
 - a message of that layout the new model's first request has no text for
   becomes a later fragment in its slot (it joins only rebuilt contexts),
   holding the release's text for the new model.
+
+The same thread from a start of the other family (`learn_other_start`)
+makes each rule hold in both directions: 0.171.0's gpt-5.5 start switching
+to a v2 model keeps its layout and deferred-tools text (`session.slots`)
+and sends no collaboration tool, but takes the new model's base
+instructions (`session.base`), sends tool search only where both models
+would (`session.tools: {NAME: both}`) and compacts with the turn's own
+settings (`compaction.switch_when`).
 """
 
 from __future__ import annotations
@@ -150,3 +158,52 @@ def write_order(spec_yaml: Any, order: list[str]) -> None:
         raise ImportProblem("the written spec.yaml has no tools.order list to extend")
     new = "tools:\n  order:\n" + "".join(f"  - {name}\n" for name in order)
     spec_yaml.write_text(block.sub(lambda _: new, text), encoding="utf-8", newline="\n")
+
+
+def learn_other_start(learned: Any, caps: dict[str, Any], machine: Any, asm: Any, variant: Any, field: str, first_family: Any,
+                      changed_params: Any) -> None:
+    """What the across-families thread of a start of the other family adds to
+    `turns.session` (one rule for both directions; the final check compares
+    both threads): a session that keeps its first base instructions, or the
+    switch's compaction parameters, only for the first start's family
+    (`session.base`, `compaction.switch_when`); per kept tool, whether the first
+    model decides alone or with the current one (`first`, `both`); and the slots
+    whose sections stay the first model's (`session.slots`)."""
+    from ...assemble.conversation import request_after
+    from ...oracle.thread_compare import script_steps
+    from ...spec.readers.scripts import parse_script
+
+    cap, manual = caps.get(THREAD), caps.get("compact-manual")
+    session = learned.turns.get("session")
+    if cap is None or cap.refused or len(cap.bodies) != 3 or session is None or first_family is None:
+        return
+    script = parse_script(script_steps(cap.thread), THREAD)
+    start, now = request_after(machine, variant, script, 1, asm), request_after(machine, variant, script, 2, asm)
+    if start.model == now.model:
+        return
+    def only_first() -> dict[str, list[str]]:  # a new value each time: the written YAML holds no anchors
+        return {field: [str(first_family)]}
+
+    comp = learned.turns.get("compaction") or {}
+    if comp.get("switch_params") and manual is not None and len(manual.bodies) == 3 \
+            and changed_params(*cap.bodies[:2]) == changed_params(*manual.bodies[:2]):
+        comp["switch_when"] = only_first()
+    texts = [t for item in without_tools_item(cap.bodies[2])["input"] for t in _texts(item)]
+    if now.base.text in texts and start.base.text not in texts:
+        session["base"] = only_first()
+        wrapper = learned.files.get("fragments/model_switch_rebuilt.yaml")
+        if wrapper is not None:  # the wrapper says the new base only where the session holds another one
+            learned.files["fragments/model_switch_rebuilt.yaml"] = wrapper.replace(
+                "thread.previous.model != model.slug", "thread.previous.model != model.slug and base.text != model_base.text")
+    # Tools: a kept tool the first model sends and the rebuilt request leaves out is sent only when both would.
+    by_definition = {json.dumps(t.definition, sort_keys=True): t.name for t in machine.tools}
+    sent = {by_definition.get(json.dumps(d, sort_keys=True)) for d in _sent_tools(cap.bodies[2])}
+    first_sends = {t.name for t in start.tools}
+    rules = {name: "both" if name in first_sends and name not in sent else "first" for name in session.get("tools", [])}
+    if "both" in rules.values():
+        session["tools"] = rules
+    # Slots the new model's own first request leaves empty and whose first-model text the rebuilt context holds.
+    rendered = {s.slot for _, _, s in now.sections if s.slot}
+    slots = sorted({s.slot for _, _, s in start.sections if s.slot and s.slot not in rendered and s.text in texts})
+    if slots:
+        session["slots"] = slots
