@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import UsageError
-from .diff import INSTRUCTIONS, _sides, _unified, diff_labels, part_label
+from .change import INSTRUCTIONS, part_label
+from .diff import _sides, _unified, diff_labels
 
 
 @dataclass(frozen=True)
