@@ -152,11 +152,12 @@ def test_lock_groups_identical_changes(tmp_path):
     from promptspec.site.base import load_lock
 
     ch = load_lock(spec, result)
-    assert ch.kind == "lock" and len(ch.groups) == 1
-    (g,) = ch.groups
+    diff = ch.diff
+    assert ch.kind == "lock" and diff is not None and len(diff.groups) == 1
+    (g,) = diff.groups
     assert g.fragment == "review_checklist" and g.kind == "changed" and len(g.variants) == 24 and g.diff is None
-    assert all(ch.status_of(vid) == "changed" for vid in g.variants)
-    assert ch.status_of("harbor-5/default/default/read-only") == "unchanged"
+    assert all(diff.status_of(vid) == "changed" for vid in g.variants)
+    assert diff.status_of("harbor-5/default/default/read-only") == "unchanged"
 
 
 # ---------------------------------------------------------------------------

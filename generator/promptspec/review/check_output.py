@@ -143,7 +143,7 @@ def format_check(diff: Diff, lock_path: str, *, limit: int = 40, axes: Any = Non
         f"{lock_path} is out of date: {len(diff.changed)} changed, {len(diff.added)} added, "
         f"{len(diff.removed)} removed, {len(diff.unchanged)} unchanged"
     ]
-    universe = list(diff.universe)
+    universe = sorted({c.id for c in diff.changed} | {v.id for v in diff.added} | set(diff.unchanged))  # the spec's variants now
     for path, ids in changed_files(diff).items():
         if axes:
             from .reach import describe

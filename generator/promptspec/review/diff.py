@@ -45,7 +45,7 @@ from .lockfile import moved_fragments, part_refs, request_hash, section_group, s
 # Comparing
 
 
-def _sides(result, only: Iterable[str] | None = None) -> dict[str, tuple[Any, str, dict[str, SectionState], SectionState, dict[str, tuple[str, ...]]]]:
+def variant_states(result, only: Iterable[str] | None = None) -> dict[str, tuple[Any, str, dict[str, SectionState], SectionState, dict[str, tuple[str, ...]]]]:
     """variant id -> (measure, payload hash, sections by fragment, instructions, group orders); `only`: just these ids."""
     out = {}
     wanted = None if only is None else set(only)
@@ -88,7 +88,7 @@ def _moves(before: dict[str, SectionState], after: dict[str, SectionState], ob: 
     return out
 
 
-def _unified(before: str | None, after: str | None, label_before: str, label_after: str) -> str:
+def section_diff(before: str | None, after: str | None, label_before: str, label_after: str) -> str:
     """A unified diff of two section texts, headed by the section, not a file.
 
     Section texts rarely end in a newline; the `\\ No newline at end of file`
@@ -128,7 +128,7 @@ def _changed_refs(states: Iterable[SectionState | None], other_pairs: list[set[t
 
 def compare(base_result, head_result, *, base_label: str = "base", head_label: str = "head", budget: int | None = None, files: Sequence[FileChange] = ()) -> Diff:
     """Compare two pipeline Results (see the module docstring)."""
-    base, head = _sides(base_result), _sides(head_result)
+    base, head = variant_states(base_result), variant_states(head_result)
     pairs = [source_pairs(base_result), source_pairs(head_result)]
     layout_ref = _layout_ref(base_result, head_result)
     added = tuple(_totals(head[v][0]) for v in sorted(set(head) - set(base)))
@@ -204,7 +204,7 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
             after_text=g["after"],
             variants=tuple(g["variants"]),
             tokens=tuple(g["tokens"]),
-            diff="" if g["kind"] == "moved" else _unified(g["before"], g["after"], *diff_labels(g["fragment"], g["section"], sorted(g["changed"]))),
+            diff="" if g["kind"] == "moved" else section_diff(g["before"], g["after"], *diff_labels(g["fragment"], g["section"], sorted(g["changed"]))),
             moves=tuple(g["moves"]),
             changed_sources=tuple(sorted(g["changed"])),
             section=g["section"],

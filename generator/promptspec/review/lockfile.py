@@ -444,7 +444,7 @@ def compare(lock_data: Mapping[str, Any], result, memo: dict[int, tuple[Any, dic
     # `conversations` is compared request by request by review/conversation_lock.py (it needs the threads run).
     other = tuple(k for k in sorted(set(lock_data) | set(new))
                   if k not in ("variants", "conversations", "conversation_sources") and lock_data.get(k) != new.get(k))
-    universe = tuple(sorted({c.id for c in changed} | {v.id for v in added} | set(unchanged)))
     status = status_map(unchanged, (v.id for v in added), (v.id for v in removed), (c.id for c in changed))
-    return Diff(LOCK_FILE, "this spec", added, removed, tuple(changed), tuple(unchanged), groups, _status=status, universe=universe,
-                base_kind="lock", other=other, new_files=new_files)
+    axes = tuple((name, tuple(values)) for name, values in result.spec.axes)
+    return Diff(LOCK_FILE, "this spec", added, removed, tuple(changed), tuple(unchanged), groups, _status=status, axes=axes,
+                universe=tuple(sorted(set(ov) | set(nv))), base_kind="lock", other=other, new_files=new_files)
