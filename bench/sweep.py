@@ -15,6 +15,12 @@ sweep is hours of Codex runs.
 
 Columns: release, variants (compared), identical, import s, verify s, peak MiB
 (the larger of the two steps), and the first line of an error when a step failed.
+A release npm publishes without a binary for this machine (0.142.1 and 0.153.1
+have no platform packages at all) gets a row of "-" saying so, and does not
+count as a failure: there is nothing any tool could run.
+With --later-turns the import also learns the release's later turns and verify
+runs its standard threads (`--threads N` variants): two more columns, threads
+compared and threads identical, every request of each thread byte for byte.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ REPO = Path(__file__).resolve().parent.parent
 FIRST = (0, 125, 0)
 STABLE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 HEADER = "| release | variants | identical | import s | verify s | peak MiB | note |\n|---|---|---|---|---|---|---|"
+THREAD_HEADER = ("| release | variants | identical | threads | threads identical | import s | verify s | peak MiB | note |\n"
+                 "|---|---|---|---|---|---|---|---|---|")
 
 
 def cache_root() -> Path:
@@ -56,7 +64,17 @@ def install(release: str) -> Path:
                                f"@openai/codex@{release}"], capture_output=True, text=True, timeout=900)
         if done.returncode != 0:
             raise RuntimeError(f"npm install failed: {(done.stderr.strip().splitlines() or ['no message'])[-1][:200]}")
+        if not any(folder.glob("node_modules/@openai/codex-*/vendor/*/*/codex")):
+            raise Unrunnable(f"npm has no binary of this release for this machine: its optional dependency "
+                             f"@openai/codex@{release}-{PLATFORM} is not published (nothing to import)")
     return folder
+
+
+class Unrunnable(RuntimeError):
+    """A release npm publishes without a binary for this machine: a row, not a failure of promptspec."""
+
+
+PLATFORM = {"x86_64": "linux-x64", "aarch64": "linux-arm64"}.get(os.uname().machine, os.uname().machine)
 
 
 def timed(args: list[str]) -> tuple[int, float, float, str]:
@@ -73,24 +91,34 @@ def timed(args: list[str]) -> tuple[int, float, float, str]:
     return proc.returncode, seconds, usage.ru_maxrss / 1024, last
 
 
-def sweep_one(release: str, timeout: float, keep: Path | None = None) -> str:
+def sweep_one(release: str, timeout: float, keep: Path | None = None, threads: int | None = None) -> str:
+    """One table row; `threads` set: later turns learned at import and that many variants' threads verified."""
     try:
         cli = install(release)
+    except Unrunnable as exc:
+        return f"| {release} |" + " - |" * (7 if threads is not None else 5) + f" {exc} |"
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
-        return f"| {release} | | | | | | {exc} |"
+        return f"| {release} |" + " |" * (7 if threads is not None else 5) + f" {exc} |"
     with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
         spec, report = (keep / release if keep else Path(tmp) / "spec"), Path(tmp) / "report.json"
         if keep:
             keep.mkdir(parents=True, exist_ok=True)
-        rc, t_import, m_import, last = timed(["import-codex", "--cli", str(cli), "--out", str(spec), "--timeout", str(timeout), "--force"])
+        later = ["--later-turns"] if threads is not None else []
+        rc, t_import, m_import, last = timed(["import-codex", "--cli", str(cli), "--out", str(spec), "--timeout", str(timeout),
+                                              "--force", *later])
+        gap = " | |" if threads is not None else ""
         if rc != 0:
-            return f"| {release} | | | {t_import:.0f} | | {m_import:.0f} | import: {last[:160]} |"
+            return f"| {release} | | |{gap} {t_import:.0f} | | {m_import:.0f} | import: {last[:160]} |"
         rc, t_verify, m_verify, last = timed(["verify", "--cli", str(cli), "--spec", str(spec), "--out", str(report),
-                                              "--timeout", str(timeout)])
+                                              "--timeout", str(timeout), *(["--threads", str(threads)] if threads is not None else [])])
         data = json.loads(report.read_text()) if report.is_file() else {}
     n, same = data.get("compared", ""), data.get("identical", "")
+    counts = ""
+    if threads is not None:
+        ran = data.get("threads", [])
+        counts = f" {len(ran)} | {sum(bool(t.get('identical')) for t in ran)} |"
     note = "" if rc == 0 else f"verify: {last[:160]}"
-    return f"| {release} | {n} | {same} | {t_import:.0f} | {t_verify:.0f} | {max(m_import, m_verify):.0f} | {note} |"
+    return f"| {release} | {n} | {same} |{counts} {t_import:.0f} | {t_verify:.0f} | {max(m_import, m_verify):.0f} | {note} |"
 
 
 def main() -> int:
@@ -99,16 +127,20 @@ def main() -> int:
     ap.add_argument("--table", type=Path, help="also write the table to this Markdown file (row by row)")
     ap.add_argument("--keep", type=Path, help="keep each imported spec as KEEP/<release> (default: removed)")
     ap.add_argument("--timeout", type=float, default=60.0, help="the longest one Codex step may take (default 60)")
+    ap.add_argument("--later-turns", type=int, nargs="?", const=2, default=None, metavar="N",
+                    help="also learn later turns at import and verify the standard threads of N variants (default 2)")
     args = ap.parse_args()
+    header = THREAD_HEADER if args.later_turns is not None else HEADER
     releases = [r.strip() for r in args.releases.split(",") if r.strip()] if args.releases else npm_releases()
-    print(HEADER, flush=True)
+    print(header, flush=True)
     if args.table:
-        args.table.write_text(HEADER + "\n", encoding="utf-8")
+        args.table.write_text(header + "\n", encoding="utf-8")
     failed = 0
     for release in releases:
-        row = sweep_one(release, args.timeout, args.keep)
+        row = sweep_one(release, args.timeout, args.keep, args.later_turns)
         cells = [c.strip() for c in row.strip("|").split("|")]
-        failed += not (cells[1] and cells[1] == cells[2] and not cells[6])
+        threads_ok = args.later_turns is None or (cells[3] and cells[3] == cells[4])
+        failed += cells[1] != "-" and not (cells[1] and cells[1] == cells[2] and threads_ok and not cells[-1])
         print(row, flush=True)
         if args.table:
             with args.table.open("a", encoding="utf-8") as f:

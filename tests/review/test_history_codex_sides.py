@@ -56,3 +56,21 @@ def test_history_of_two_installs_imports_each_once(tmp_path, monkeypatch):
     again = series.load_series(sides, spec_dir=tmp_path, root=tmp_path, counter=TokenCounter(persist=False), codex_spec=resolve)
     assert len(calls) == 2, "an imported release is reused from the cache"
     assert [r.label for r in again] == ["0.125.0", "0.150.0"]
+
+
+def test_a_release_npm_publishes_without_a_binary_is_named(tmp_path):
+    """0.153.1 is on npm with no platform package at all: npm "succeeds" and leaves
+    no binary, which must be said, not imported as a folder with nothing in it."""
+    import shutil
+
+    from required import missing
+
+    from promptspec.importers.codex_cli import releases as codex_releases
+
+    if shutil.which("npm") is None:
+        missing("npm, to install codex:0.153.1 from the registry")
+    with pytest.raises(UsageError) as caught:
+        codex_releases.install("0.153.1", tmp_path / "cache")
+    if "npm cannot install" in str(caught.value):
+        missing(f"the npm registry ({caught.value})")
+    assert "codex:0.153.1: npm installed @openai/codex@0.153.1 without a binary for this machine" in str(caught.value)

@@ -322,6 +322,13 @@ def conversation(spec: Spec, variant: Variant, script: Script, asm: Assembler | 
     return list(thread)
 
 
+def forget_threads() -> None:
+    """Drop the kept threads: a one-off build calls it once its pages are made,
+    so the threads (full request bodies, a few hundred KB a model) are not held
+    while MkDocs writes the site; serve keeps them for the next rebuild."""
+    _LATEST[:] = [None, {}, None]
+
+
 def request_after(spec: Spec, variant: Variant, script: Script, n: int, asm: Assembler | None = None) -> Request:
     """The first request of the state a thread is in once its first `n` steps'
     `set:` applied: what a release re-sends a section of, in a context update."""

@@ -264,6 +264,10 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
                 cache=cache, progress=bar, diagrams=self.diagrams, conformance=conformance,
                 history=history, history_chart=tuple(map(str, self.config.history_chart)),
             )
+        if not self.serving:
+            from ..assemble.conversation import forget_threads
+
+            forget_threads()  # made into pages; a one-off build need not hold them while MkDocs writes
         changed = self.session.changes
         redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"
         timings = pipeline.format_timings(result.timings)

@@ -19,23 +19,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from ...errors import UsageError
+from ...util.fingerprint import code_fingerprint
 from ...oracle import binary as _binary
 from .importer import MARKER_FILE, import_cli
 
 PACKAGE = "@openai/codex"
 RELEASE = re.compile(r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$")
 NPM_TIMEOUT = 900.0
-
-
-@lru_cache(maxsize=1)
-def _fingerprint() -> str:
-    """What the imported spec depends on besides the release: promptspec's own code
-    (read once per process, so one history sees one version)."""
-    root = Path(__file__).resolve().parents[2]
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
 
 
 def _npm() -> str:
@@ -58,6 +48,10 @@ def install(release: str, cache: Path) -> Path:
     if done.returncode != 0:
         last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1][:200]
         raise UsageError(f"codex:{release}: npm cannot install {PACKAGE}@{release}: {last}")
+    if not any(folder.glob("node_modules/@openai/codex-*/vendor/*/*/codex")):
+        # npm skips an optional platform package it cannot find without failing (0.142.1 and 0.153.1 have none).
+        raise UsageError(f"codex:{release}: npm installed {PACKAGE}@{release} without a binary for this machine "
+                         "(the release publishes no platform package for it); pick another release")
     return folder
 
 
@@ -84,7 +78,7 @@ def codex_side(ref: str, cache: Path, timeout: float = 60.0, models: tuple[str, 
         cli = Path(ref).expanduser()
     codex = _binary.identify(cli)
     scope = hashlib.sha256("\0".join(models).encode()).hexdigest()[:8] if models else "all"
-    folder = cache / "codex-specs" / f"{codex.release}-{scope}-{_fingerprint()}"
+    folder = cache / "codex-specs" / f"{codex.release}-{scope}-{code_fingerprint()[:16]}"
     if not (folder / MARKER_FILE).is_file():
         import_cli(cli, folder, force=True, timeout=timeout, models=models)
     return folder, codex.release, publish_dates().get(codex.release)

@@ -27,29 +27,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ...util import atomic
+from ...util.fingerprint import code_fingerprint
 from .releases import Part, Release, VariantSnap
 
 FORMAT = 1
 MAX_BYTES = 256 * 1024 * 1024
 FOLDER = "history"
-
-
-@lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """sha256 over promptspec's .py files: a release made by other code is not reused."""
-    root = Path(__file__).resolve().parents[2]
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode())
-        h.update(b"\0")
-        h.update(path.read_bytes())
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 def key(commit: str, rel: str) -> str:
@@ -162,4 +149,4 @@ def store(folder: Path | None, k: str, release: Release, result: Any) -> bool:
     return True
 
 
-__all__ = ["FORMAT", "code_fingerprint", "key", "load", "store"]
+__all__ = ["FORMAT", "key", "load", "store"]
