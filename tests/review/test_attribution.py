@@ -28,7 +28,7 @@ from promptspec.cli import main
 from promptspec.measure.counter import TokenCounter
 from promptspec.pipeline import run
 from promptspec.review import lockfile
-from promptspec.review.check_output import check_output
+from promptspec.review.check_output import changed_files, check_output, format_check
 from promptspec.review.gitspec import digest_tree
 from promptspec.site.pages import changes as site_changes
 from promptspec.spec.readers.load import load_spec
@@ -135,27 +135,27 @@ def test_an_edit_is_attributed_to_exactly_its_file(kind, base, counter, tmp_path
     lock = json.loads(lockfile.dumps(lockfile.build(base_result)))
     ldiff = review.compare_to_lock(lock, head_result)
     assert sorted(c.id for c in ldiff.changed) == want
+    assert ldiff.base_kind == "lock" and type(ldiff) is type(diff)  # one model of a change, whichever the base
     for c in ldiff.changed:
-        for s in c.sections:
+        assert c.all_changes
+        for s in c.all_changes:
             assert [_key(k) for k in s.changed_sources] == [key], (c.id, s)
-    report = lockfile.format_check(ldiff, "prompts.lock.json", axes=head_result.spec.axes)
+    report = format_check(ldiff, "prompts.lock.json", axes=head_result.spec.axes)
     assert f"  {edited} changed: reaches {len(want)} of 88 variants" in report or (len(want) == 88 and f"  {edited} changed: reaches all 88 variants" in report)
     assert report.count(f"[{edited}]") == min(len(want), 40)  # the per-variant rows (40 at most)
-    assert lockfile.changed_files(ldiff) == {edited: tuple(want)}
+    assert changed_files(ldiff) == {edited: tuple(want)}
     annotations = check_output("github", ldiff, [], "templates/prompts.lock.json", head_result, prefix="templates")
     assert annotations.startswith(f"::error file=templates/{edited},")
     assert f"this change reaches {len(want)} variant" in annotations and annotations.count("::error") == 1
 
-    # The site's Changes page: with a git base and with the lock as base.
-    git_page = site_changes.from_diff(diff)
-    assert {g.sources for g in git_page.groups} == {(key,)}
-    assert dict((p, n) for p, _, n in git_page.files) == {edited: len(want)}
+    # The site's Changes page: with a git base and with the lock as base (the same Diffs).
+    assert {g.changed_sources for g in diff.groups} == {(key,)}
+    assert {f.path: len(diff.files_to_variants()[f.path]) for f in diff.files} == {edited: len(want)}
     # ... and each changed variant's page ("Changes since base") names it for every changed part.
-    assert sorted(c.id for c in git_page.changed) == want
-    assert all(p.sources == (key,) for c in git_page.changed for p in c.parts)
-    lock_page = site_changes.from_lock("prompts.lock.json", lock, ldiff, lockfile.build(head_result),
-                                       {m.request.variant.id: m for m in head_result.measures})
-    assert lock_page.groups and all({_key(s) for s in g.sources} == {key} for g in lock_page.groups)
+    assert sorted(c.id for c in diff.changed) == want
+    assert all(sources == (key,) for c in diff.changed for *_, sources in site_changes.variant_parts(diff, c))
+    assert ldiff.groups and all({_key(s) for s in g.changed_sources} == {key} for g in ldiff.groups)
+    assert all(g.diff is None and g.before_text is None for g in ldiff.groups)  # a lock has no text
 
 
 def test_a_one_mode_edit_through_git_fits_on_one_screen(tmp_path, capsys) -> None:

@@ -240,7 +240,7 @@ def test_huge_changes_stay_fast() -> None:
     """Word and line diffs have budgets: a hostile one-line or many-line edit cannot stall a report."""
     import time
 
-    from promptspec.review.diff import _unified
+    from promptspec.review.diff import section_diff
 
     # CPU time, not wall time: a shared, loaded machine must not make this flaky. An
     # unbudgeted difflib over these inputs takes minutes; the budgets keep it well under a second.
@@ -249,7 +249,7 @@ def test_huge_changes_stay_fast() -> None:
     assert worddiff.word_ops(old, new) == [("-", old), ("+", new)]
     before = "\n".join(f"line {i}" for i in range(20_000))
     after = "\n".join(f"other {i}" for i in range(20_000))
-    out = _unified(before, after, "base: section x", "head: section x")
+    out = section_diff(before, after, "base: section x", "head: section x")
     assert "too many changed lines" in out and out.startswith("--- base: section x\n+++ head: section x\n")
     spent = time.process_time() - started
     assert spent < 5, f"{spent:.1f} s of CPU for two budgeted diffs"

@@ -152,11 +152,12 @@ def test_lock_groups_identical_changes(tmp_path):
     from promptspec.site.base import load_lock
 
     ch = load_lock(spec, result)
-    assert ch.kind == "lock" and len(ch.groups) == 1
-    (g,) = ch.groups
+    diff = ch.diff
+    assert ch.kind == "lock" and diff is not None and len(diff.groups) == 1
+    (g,) = diff.groups
     assert g.fragment == "review_checklist" and g.kind == "changed" and len(g.variants) == 24 and g.diff is None
-    assert all(ch.status_of(vid) == "changed" for vid in g.variants)
-    assert ch.status_of("harbor-5/default/default/read-only") == "unchanged"
+    assert all(diff.status_of(vid) == "changed" for vid in g.variants)
+    assert diff.status_of("harbor-5/default/default/read-only") == "unchanged"
 
 
 # ---------------------------------------------------------------------------
@@ -305,9 +306,9 @@ def test_moved_sections_show_positions_and_orders(tmp_path):
     counter = TokenCounter(tmp_path / "cache")
     base, head = pipeline.run(TEMPLATES, counter=counter), pipeline.run(spec, counter=counter)
     diff = review.compare(base, head, base_label="before", head_label="after")
-    ch = site_changes.from_diff(diff)
-    moved = [g for g in ch.groups if g.kind == "moved"]
-    assert moved and all(g.diff is None and g.detail for g in moved)
+    ch = site_changes.compared(diff)
+    moved = [g for g in diff.groups if g.kind == "moved"]
+    assert moved and all(site_changes.group_text_diff(g) is None and site_changes.group_detail(g) for g in moved)
     pages = site.build_site(head, links="dir", changes=ch).pages
     page = pages["prompts/changes.md"]
     assert "positions in its message: #" in page and "order before (developer" in page
@@ -315,5 +316,6 @@ def test_moved_sections_show_positions_and_orders(tmp_path):
     v = next(v for v in head.variants if v.id == g.variants[0])
     vpage = pages[f"prompts/variants/{v.slug}.md"]
     assert "ps-badge-changed" in vpage and "order after (developer)" in vpage
-    c = ch.variant(v.id)
-    assert any(p.kind == "moved" and p.before == p.after and p.before is not None for p in c.parts)
+    c = diff.variant(v.id)
+    assert c is not None
+    assert any(kind == "moved" and before == after and before is not None for _, kind, before, after, _, _ in site_changes.variant_parts(diff, c))

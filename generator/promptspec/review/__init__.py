@@ -1,15 +1,18 @@
-"""Reviewing a change: two sides compared (diff.py), formatted for a reviewer
-(report.py), sides read from git revisions or folders (gitspec.py), and the
-lock file (lockfile.py).  A release series: sides written explicitly
-(sides.py), read (series.py), reduced (releases.py), compared step by step
-(history.py, with reach.py saying which variants a change reaches) and
-formatted (history_report.py).
+"""Reviewing a change: the one model of what changed (change.py), made by
+comparing two sides -- two pipeline Results (diff.py) or a lock and a Result
+(lockfile.py, which also reads and writes the lock file) -- and formatted for
+a reviewer (report.py for `diff`, check_output.py for `check`); sides read
+from git revisions or folders (gitspec.py).  A release series (history/):
+sides written explicitly (sides.py), read (series.py), reduced
+(releases.py), compared step by step (compare.py, with reach.py saying which
+variants a change reaches) and formatted (report.py).
 
 May import `pipeline` and everything below it; nothing imports `review` but
 `site` and `cli`.
 """
 
-from .diff import (
+from .change import (
+    INSTRUCTIONS,
     ChangeGroup,
     Diff,
     FileChange,
@@ -18,23 +21,21 @@ from .diff import (
     SectionState,
     VariantChange,
     VariantTotals,
-    compare,
-    compare_to_lock,
     crosses_headroom,
-    file_changes,
     largest_increases,
     percent_change,
 )
-from .diff_json import to_json
+from .diff import compare, file_changes
 from .budgets import increases_over, parse_increase
 from .history.compare import History, Step, build_history
-from .lockfile import INSTRUCTIONS, LockDiff
+from .lockfile import compare as compare_to_lock
 from .sides import Side, parse_side, parse_sides
 from ..util.gh_markdown import fence_for, fenced, md_code, md_escape
 from .report import (
     MARKDOWN_ROWS,
     MIN_MARKDOWN_CHARS,
     format_diff,
+    to_json,
     to_markdown,
     to_text,
 )
@@ -47,7 +48,6 @@ __all__ = [
     "parse_side",
     "parse_sides",
     "INSTRUCTIONS",
-    "LockDiff",
     "ChangeGroup",
     "Diff",
     "FileChange",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .diff import _unified, diff_labels
+from .diff import section_diff, diff_labels
 
 TURN_TEXTS = ("(user)", "(reply)")
 
@@ -65,7 +65,7 @@ def compare_conversations(base: Sequence[Any], head: Sequence[Any]) -> tuple[Con
                     entry["delta"] = max(entry["delta"], run.measures[i].total - old.measures[i].total, key=abs)
                 if not entry["diff"]:
                     x, y = "".join(ta.get(fragment, [])), "".join(tb.get(fragment, []))
-                    entry["diff"] = _unified(x, y, *diff_labels(fragment, "", ()))
+                    entry["diff"] = section_diff(x, y, *diff_labels(fragment, "", ()))
     out = []
     for fragment, e in sorted(found.items()):
         reaches = tuple((name, tuple(dict.fromkeys(ids))) for name, ids in e["reaches"].items())

@@ -8,303 +8,44 @@ same fragment going from the same old text to the same new text is *one*
 change listing the variants it touched -- so one edit that reaches 40 variants
 reads as one change.
 
-Everything here is pure (Results in, dataclasses out); reading git and files
-lives in gitspec.py, the formats a reviewer reads in report.py.
+Everything here is pure (Results in, dataclasses out); the dataclasses are
+change.py's, the one model a lock comparison (lockfile.compare) produces too;
+reading git and files lives in gitspec.py, the formats a reviewer reads in
+report.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..util import textdiff
 from ..spec.provenance import SourceRef, paths_of
 from ..spec.provenance import ordered as ordered_refs
-from . import lockfile
 from ..assemble.export import dumps as pretty_json
-from .lockfile import GROUP_ORDER, INSTRUCTIONS, TOOL_PREFIX, LockDiff, moved_fragments, part_refs, request_hash, section_group, source_pairs
-
-PARAMETERS = "(parameters)"
-"""The body's request parameters (reasoning, tool_choice, ...), compared as one part."""
-
-# ---------------------------------------------------------------------------
-# Data
-
-
-@dataclass(frozen=True)
-class SectionState:
-    """One section (or the base instructions) on one side."""
-
-    fragment: str  # fragment name, or INSTRUCTIONS
-    group: str  # developer | separate_developer | user | instructions
-    role: str
-    position: int  # 1-based within its group, in send order (0 for instructions)
-    text: str
-    tokens: int
-    estimate: int
-    source: str  # the fragment's own template (compatibility; see `sources`)
-    sources: tuple[SourceRef, ...] = ()  # everything the text was built from
-    label: str = ""  # how the section reads: its start marker, else its first line
-
-
-@dataclass(frozen=True)
-class SectionChange:
-    """A section whose text changed, or which appeared/disappeared, in one variant."""
-
-    fragment: str
-    kind: str  # "changed" | "added" | "removed"
-    before: SectionState | None
-    after: SectionState | None
-    group_id: str = ""  # the ChangeGroup holding its diff
-    changed_sources: tuple[str, ...] = ()  # the sources whose content differs between the sides
-
-    @property
-    def tokens_before(self) -> int:
-        return self.before.tokens if self.before else 0
-
-    @property
-    def tokens_after(self) -> int:
-        return self.after.tokens if self.after else 0
-
-    @property
-    def delta(self) -> int:
-        return self.tokens_after - self.tokens_before
-
-
-@dataclass(frozen=True)
-class Move:
-    """A section present on both sides whose place in the send order changed."""
-
-    fragment: str
-    group_before: str
-    group_after: str
-    position_before: int
-    position_after: int
-    order_before: tuple[str, ...]  # the fragments of its group, base side
-    order_after: tuple[str, ...]
-    group_id: str = ""
-    changed_sources: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class VariantTotals:
-    """An added or removed variant: just its figures."""
-
-    id: str
-    total: int
-    estimate: int
-    headroom: int | None
-
-
-def percent_change(before: int, after: int) -> float | None:
-    """Growth in percent of `before`; None when there was nothing before."""
-    return None if not before else 100.0 * (after - before) / before
-
-
-def crosses_headroom(before: int | None, after: int | None) -> bool:
-    """True when a variant fit under the auto-compaction limit before and no longer does."""
-    return before is not None and after is not None and before >= 0 > after
-
-
-def largest_increases(changed: Iterable[Any], n: int = 10) -> list[Any]:
-    """The `n` changed variants (anything with `.id` and `.delta`) that grew most, ties by id."""
-    return sorted((c for c in changed if c.delta > 0), key=lambda c: (-c.delta, c.id))[:n]
-
-
-def headroom_crossings(changed: Iterable[Any], added: Iterable[tuple[str, int | None]]) -> list[tuple[str, int | None, int]]:
-    """(variant, headroom before or None if added, headroom after) for the
-    variants that now go past auto-compaction: `changed` holds anything with
-    `.id` and `.crosses_headroom` (and the two headrooms), `added` (id,
-    headroom) pairs.  The one rule for a diff and the site's Changes page."""
-    out = [(c.id, c.headroom_before, c.headroom_after) for c in changed if c.crosses_headroom]
-    out += [(vid, None, hr) for vid, hr in added if hr is not None and hr < 0]
-    return sorted(out, key=lambda r: r[0])
-
-
-@dataclass(frozen=True)
-class VariantChange:
-    id: str
-    total_before: int
-    total_after: int
-    estimate_before: int
-    estimate_after: int
-    encoding_before: str
-    encoding_after: str
-    headroom_before: int | None
-    headroom_after: int | None
-    instructions: SectionChange | None
-    sections: tuple[SectionChange, ...]
-    moves: tuple[Move, ...]
-
-    @property
-    def delta(self) -> int:
-        return self.total_after - self.total_before
-
-    @property
-    def percent(self) -> float | None:
-        return percent_change(self.total_before, self.total_after)
-
-    @property
-    def crosses_headroom(self) -> bool:
-        """True when the variant fit under the auto-compaction limit before and no longer does."""
-        return crosses_headroom(self.headroom_before, self.headroom_after)
-
-    @property
-    def all_changes(self) -> tuple[SectionChange, ...]:
-        return ((self.instructions,) if self.instructions else ()) + self.sections
-
-
-@dataclass(frozen=True)
-class ChangeGroup:
-    """One distinct change, and every variant it appears in.
-
-    For text changes the key is (fragment, before text, after text); for moves
-    it is (fragment, group before, group after)."""
-
-    id: str  # "c1", "c2", ... in report order
-    fragment: str
-    kind: str  # "changed" | "added" | "removed" | "moved"
-    sources: tuple[str, ...]  # keys of everything the section was built from, either side ("path" or "path#field")
-    before_text: str | None
-    after_text: str | None
-    variants: tuple[str, ...]
-    tokens: tuple[tuple[str, int, int], ...]  # (variant, before, after) — counts depend on each model's encoding
-    diff: str  # unified diff of the text ("" for moves)
-    moves: tuple[Move, ...] = ()
-    changed_sources: tuple[str, ...] = ()  # of `sources`, those whose content changed: what the edit was
-    section: str = ""  # the section as it reads (start marker or first line)
-    refs: tuple[SourceRef, ...] = ()  # the sources with line ranges and digests (head side, else base)
-
-    @property
-    def files(self) -> tuple[str, ...]:
-        """The spec files behind the section."""
-        return tuple(sorted({_path(s) for s in self.sources}))
-
-    @property
-    def changed_files(self) -> tuple[str, ...]:
-        return tuple(sorted({_path(s) for s in self.changed_sources}))
-
-    @property
-    def delta_range(self) -> tuple[int, int]:
-        deltas = [after - before for _, before, after in self.tokens] or [0]
-        return min(deltas), max(deltas)
-
-    @property
-    def label(self) -> str:
-        if self.fragment in (INSTRUCTIONS, PARAMETERS) or self.fragment.startswith(TOOL_PREFIX):
-            return part_label(self.fragment)
-        return f"section {self.fragment}" + (f" {self.section}" if self.section and self.section != f"({self.fragment})" else "")
-
-
-def part_label(name: str) -> str:
-    """How a report names a part: base instructions, a fragment, a tool, the parameters."""
-    if name == INSTRUCTIONS:
-        return "base instructions"
-    if name == PARAMETERS:
-        return "request parameters"
-    if name.startswith(TOOL_PREFIX):
-        return f"tool {name[len(TOOL_PREFIX):]}"
-    return f"fragment {name}"
-
-
-def _path(ref: str) -> str:
-    """The file of a source string ("models.json#harbor-5.context_window:4" -> "models.json")."""
-    head = ref.split("#", 1)[0]
-    if "#" not in ref:
-        base, sep, tail = head.rpartition(":")
-        if sep and tail.replace("-", "").isdigit():
-            head = base
-    return head
-
-
-@dataclass(frozen=True)
-class FileChange:
-    path: str
-    status: str  # "added" | "removed" | "modified"
-
-
-@dataclass(frozen=True)
-class Diff:
-    """Everything a review needs; see the module docstring."""
-
-    base_label: str
-    head_label: str
-    added: tuple[VariantTotals, ...]
-    removed: tuple[VariantTotals, ...]
-    changed: tuple[VariantChange, ...]
-    unchanged: tuple[str, ...]
-    groups: tuple[ChangeGroup, ...]
-    files: tuple[FileChange, ...] = ()
-    budget: int | None = None
-    _status: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
-    reach: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
-    """Spec file -> the changed variants whose change it caused (by content digests)."""
-    axes: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    universe: tuple[str, ...] = ()
-    """Every variant id on either side: what an axis summary counts against."""
-    breaches: tuple[Any, ...] = ()
-    """Budget breaches (review/budgets.py) of the head side, set by the caller."""
-    conversations: tuple[Any, ...] = ()
-    """review/conversations.py ConversationChange per later-turn change (set by the caller)."""
-
-    def describe(self, ids: Sequence[str]) -> str:
-        """'24 of 88 variants — mode = plan (all models)', or the ids no axis rule covers (reach.py)."""
-        from .reach import describe
-
-        return describe(list(ids), self.universe, self.axes)
-
-    def headline(self) -> str:
-        """How many changed, the Δ per variant and the largest; never a sum over
-        variants, which are never sent together."""
-        if not self.changed:
-            return ""
-        top = max(self.changed, key=lambda c: (abs(c.delta), c.delta, c.id))
-        sign = lambda n: f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))  # noqa: E731
-        lo, hi = min(c.delta for c in self.changed), max(c.delta for c in self.changed)
-        per = sign(lo) if lo == hi else f"{sign(lo)}…{sign(hi)}"
-        return (f"{len(self.changed)} of {len(self.universe)} variants changed; Δ per variant {per} tokens; "
-                f"largest Δ {sign(top.delta)} tokens ({top.id})")
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.added or self.removed or self.changed or self.conversations)
-
-    def status_of(self, variant_id: str) -> str:
-        """"added" | "removed" | "changed" | "unchanged" | "unknown": for a per-variant badge."""
-        return self._status.get(variant_id, "unknown")
-
-    def variant(self, variant_id: str) -> VariantChange | None:
-        return next((c for c in self.changed if c.id == variant_id), None)
-
-    def group(self, group_id: str) -> ChangeGroup:
-        return next(g for g in self.groups if g.id == group_id)
-
-    def largest_increases(self, n: int = 10) -> list[VariantChange]:
-        return largest_increases(self.changed, n)
-
-    def headroom_crossings(self) -> list[tuple[str, int | None, int]]:
-        """(variant, headroom before or None if added, headroom after) for variants that now go past auto-compaction."""
-        return headroom_crossings(self.changed, ((a.id, a.headroom) for a in self.added))
-
-    def budget_crossings(self) -> list[tuple[str, int | None, int]]:
-        """(variant, total before or None, total after) for variants now over --budget that were not before."""
-        if self.budget is None:
-            return []
-        out = [(c.id, c.total_before, c.total_after) for c in self.changed if c.total_before <= self.budget < c.total_after]
-        out += [(a.id, None, a.total) for a in self.added if a.total > self.budget]
-        return sorted(out, key=lambda r: r[0])
-
-    def files_to_variants(self) -> dict[str, tuple[str, ...]]:
-        """Changed file -> the variants its change reached (a changed section built from it)."""
-        return {f.path: self.reach.get(f.path, ()) for f in self.files}
-
+from .change import (
+    GROUP_ORDER,
+    INSTRUCTIONS,
+    PARAMETERS,
+    TOOL_PREFIX,
+    ChangeGroup,
+    Diff,
+    FileChange,
+    Move,
+    SectionChange,
+    SectionState,
+    VariantChange,
+    VariantTotals,
+    source_path,
+    status_map,
+    text_digest,
+)
+from .lockfile import moved_fragments, part_refs, request_hash, section_group, source_pairs
 
 # ---------------------------------------------------------------------------
 # Comparing
 
 
-def _sides(result, only: Iterable[str] | None = None) -> dict[str, tuple[Any, str, dict[str, SectionState], SectionState, dict[str, tuple[str, ...]]]]:
+def variant_states(result, only: Iterable[str] | None = None) -> dict[str, tuple[Any, str, dict[str, SectionState], SectionState, dict[str, tuple[str, ...]]]]:
     """variant id -> (measure, payload hash, sections by fragment, instructions, group orders); `only`: just these ids."""
     out = {}
     wanted = None if only is None else set(only)
@@ -347,7 +88,7 @@ def _moves(before: dict[str, SectionState], after: dict[str, SectionState], ob: 
     return out
 
 
-def _unified(before: str | None, after: str | None, label_before: str, label_after: str) -> str:
+def section_diff(before: str | None, after: str | None, label_before: str, label_after: str) -> str:
     """A unified diff of two section texts, headed by the section, not a file.
 
     Section texts rarely end in a newline; the `\\ No newline at end of file`
@@ -370,12 +111,8 @@ def diff_labels(fragment: str, section: str, changed: Sequence[str]) -> tuple[st
     name = "base instructions" if fragment == INSTRUCTIONS else f"section {fragment}"
     if section and fragment != INSTRUCTIONS and section != f"({fragment})":
         name += f" {section}"
-    files = ", ".join(sorted({_path(c) for c in changed}))
+    files = ", ".join(sorted({source_path(c) for c in changed}))
     return f"base: {name}", f"head: {name}" + (f" (changed: {files})" if files else "")
-
-
-def _digest(text: str | None) -> str:
-    return "-" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _changed_refs(states: Iterable[SectionState | None], other_pairs: list[set[tuple[str, str]]], sides: Iterable[int]) -> set[SourceRef]:
@@ -391,7 +128,7 @@ def _changed_refs(states: Iterable[SectionState | None], other_pairs: list[set[t
 
 def compare(base_result, head_result, *, base_label: str = "base", head_label: str = "head", budget: int | None = None, files: Sequence[FileChange] = ()) -> Diff:
     """Compare two pipeline Results (see the module docstring)."""
-    base, head = _sides(base_result), _sides(head_result)
+    base, head = variant_states(base_result), variant_states(head_result)
     pairs = [source_pairs(base_result), source_pairs(head_result)]
     layout_ref = _layout_ref(base_result, head_result)
     added = tuple(_totals(head[v][0]) for v in sorted(set(head) - set(base)))
@@ -432,7 +169,7 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
         instr = None
         if ib.text != ia.text:
             changed = _changed_refs((ib, ia), pairs, (0, 1))
-            key = add_group(("text", INSTRUCTIONS, _digest(ib.text), _digest(ia.text)), INSTRUCTIONS, "changed", ib, ia, vid, changed)
+            key = add_group(("text", INSTRUCTIONS, text_digest(ib.text), text_digest(ia.text)), INSTRUCTIONS, "changed", ib, ia, vid, changed)
             instr = (SectionChange(INSTRUCTIONS, "changed", ib, ia, "", _keys(changed)), key)
         sections = []
         for frag in sorted(set(sb) | set(sa), key=lambda f: _order_key(sa.get(f) or sb[f])):
@@ -441,7 +178,7 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
                 continue
             kind = "added" if b is None else "removed" if a is None else "changed"
             changed = _changed_refs((b, a), pairs, (0, 1))
-            key = add_group(("text", frag, _digest(b.text if b else None), _digest(a.text if a else None)), frag, kind, b, a, vid, changed)
+            key = add_group(("text", frag, text_digest(b.text if b else None), text_digest(a.text if a else None)), frag, kind, b, a, vid, changed)
             sections.append((SectionChange(frag, kind, b, a, "", _keys(changed)), key))
         moves = []
         for mv in _moves(sb, sa, ob, oa):
@@ -467,7 +204,7 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
             after_text=g["after"],
             variants=tuple(g["variants"]),
             tokens=tuple(g["tokens"]),
-            diff="" if g["kind"] == "moved" else _unified(g["before"], g["after"], *diff_labels(g["fragment"], g["section"], sorted(g["changed"]))),
+            diff="" if g["kind"] == "moved" else section_diff(g["before"], g["after"], *diff_labels(g["fragment"], g["section"], sorted(g["changed"]))),
             moves=tuple(g["moves"]),
             changed_sources=tuple(sorted(g["changed"])),
             section=g["section"],
@@ -493,10 +230,7 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
                 moves=tuple(_move_with_id(m, ids[k]) for m, k in moves),
             )
         )
-    status = {v: "unchanged" for v in unchanged}
-    status.update({a.id: "added" for a in added})
-    status.update({r.id: "removed" for r in removed})
-    status.update({c.id: "changed" for c in changed_variants})
+    status = status_map(unchanged, (a.id for a in added), (r.id for r in removed), (c.id for c in changed_variants))
     reached = {path: tuple(sorted(vs)) for path, vs in sorted(reach.items())}
     axes = _axes(base_result, head_result)
     return Diff(base_label, head_label, added, removed, tuple(changed_variants), tuple(unchanged), built, tuple(files), budget, status, reached,
@@ -553,10 +287,3 @@ def file_changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[F
         elif before[path] != after[path]:
             out.append(FileChange(path, "modified"))
     return tuple(out)
-
-
-def compare_to_lock(lock_data: Mapping[str, Any], head_result, memo: dict | None = None) -> LockDiff:
-    """How `head_result` differs from a lock (as read by lockfile.read): for
-    `check` and site badges (`memo`: lockfile.variant_entries, for serve)."""
-    return lockfile.compare(lock_data, head_result, memo)
-

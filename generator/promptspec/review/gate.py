@@ -142,10 +142,9 @@ def finish_diff(diff: Any, head_result: Any, options: DiffOptions) -> Outcome:
 def finish_check(lock_data: Any, result: Any, lock_path: Path, spec_dir: Path, fmt: str, version: str) -> Outcome:
     """Compare with the lock and the budgets, the report in `fmt`; status 0 when both hold, else 1."""
     from . import lockfile
-    from .check_output import check_output
-    from .diff import compare_to_lock
+    from .check_output import check_data, check_output, format_check
 
-    diff = compare_to_lock(lock_data, result)
+    diff = lockfile.compare(lock_data, result)
     breaches = result_breaches(result)
     threads: list[str] = []
     thread_sources: Any = None
@@ -158,13 +157,13 @@ def finish_check(lock_data: Any, result: Any, lock_path: Path, spec_dir: Path, f
         threads = changes(lock_data, ran)
         thread_sources = changed_sources(lock_data, ran) if threads else None
     if fmt == "json":
-        data = dict(diff.to_data(), budget_breaches=[b.to_data() for b in breaches], conversations=threads)  # a LockDiff
+        data = dict(check_data(diff), budget_breaches=[b.to_data() for b in breaches], conversations=threads)
         report = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
     elif fmt in ("github", "sarif"):
         report = check_output(fmt, diff, breaches, repo_relative(lock_path), result, prefix=repo_relative(spec_dir), version=version,
                               threads=threads, thread_sources=thread_sources)
     else:
-        report = lockfile.format_check(diff, str(lock_path), axes=result.spec.axes)
+        report = format_check(diff, str(lock_path), axes=result.spec.axes)
         if threads:
             report += (f"{lock_path}: the conversations differ from the lock (run `promptspec lock`):\n"
                        + "".join(f"  {line}\n" for line in threads))

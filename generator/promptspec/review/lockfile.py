@@ -16,14 +16,14 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..assemble import export
-from ..errors import SpecError, escape_controls
+from ..errors import SpecError
 from ..measure.figures import TOOLS_COUNT_RULE
 from ..spec.files import read_regular_bytes
+from .change import GROUP_ORDER, INSTRUCTIONS, PARAMETERS, TOOL_PREFIX, ChangeGroup, Diff, SectionChange, SectionState, VariantChange, VariantTotals, status_map
 
 LOCK_FILE = "prompts.lock.json"
 """Reserved name in a spec folder: the loader ignores it; lint should not call it an orphan."""
@@ -33,12 +33,8 @@ MAX_LOCK_BYTES = 64 * 1024 * 1024
 FORMAT = 1
 HASH_RULE = "sha256 of the UTF-8 canonical JSON (sorted keys, no spaces) of the Responses API payload"
 TOKENS_RULE = f"total = instructions + messages + tools; tools: {TOOLS_COUNT_RULE}"
-GROUP_ORDER = {"developer": 0, "separate_developer": 1, "user": 2, "tools": 3}
-INSTRUCTIONS = "(instructions)"
-"""Key used for base instructions wherever sections are listed by fragment name."""
-TOOL_PREFIX = "tool:"
-"""Tools are listed beside sections as `tool:NAME` (NAME: the tool file's stem);
-a fragment name cannot contain ':', so the two never clash."""
+KIND_RANK = {"changed": 0, "added": 1, "removed": 2, "moved": 3, "retokenized": 4}
+"""How a lock comparison orders changes of one part with the same reach."""
 
 
 # ---------------------------------------------------------------------------
@@ -100,7 +96,7 @@ def part_refs(req) -> dict[str, tuple[Any, ...]]:
         out[TOOL_PREFIX + tool.name] = (SourceRef(tool.source, "", tool.line or 0, tool.line or 0, digest(tool.serialized)),)
     params = getattr(req, "params", None)
     if params:
-        out["(parameters)"] = (field_ref("spec.yaml", "request", dict(params)),)
+        out[PARAMETERS] = (field_ref("spec.yaml", "request", dict(params)),)
     return out
 
 
@@ -287,101 +283,28 @@ def read(path: str | Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------
-# Compare a lock with a fresh result
+# Compare a lock with a fresh result: the same Diff (change.py) `diff` makes
 
 
-@dataclass(frozen=True)
-class LockSectionChange:
-    fragment: str  # or INSTRUCTIONS
-    kind: str  # "changed" | "added" | "removed" | "moved" | "retokenized"
-    tokens_before: int | None
-    tokens_after: int | None
-    changed_sources: tuple[str, ...] = ()  # what changed behind it (when the lock records sources)
-
-    @property
-    def delta(self) -> int:
-        return (self.tokens_after or 0) - (self.tokens_before or 0)
+def _state(fragment: str, entry: Any) -> SectionState | None:
+    """A lock entry's part (or the fresh side's, as `build` records it) as a
+    SectionState without text; None when absent (or not an object)."""
+    if not isinstance(entry, dict):
+        return None
+    position = entry.get("position")
+    group = "instructions" if fragment == INSTRUCTIONS else str(entry.get("group"))
+    return SectionState(fragment, group, "", position if isinstance(position, int) else 0, None, entry.get("tokens"), 0, "",
+                        sha256=str(entry.get("sha256")))
 
 
-@dataclass(frozen=True)
-class LockVariant:
-    id: str
-    total: int
-
-
-@dataclass(frozen=True)
-class LockVariantChange:
-    id: str
-    total_before: int
-    total_after: int
-    encoding_before: str | None
-    encoding_after: str
-    sections: tuple[LockSectionChange, ...]
-
-    @property
-    def delta(self) -> int:
-        return self.total_after - self.total_before
-
-
-@dataclass(frozen=True)
-class LockDiff:
-    """How the current spec differs from its lock (empty when they match)."""
-
-    added: tuple[LockVariant, ...]
-    removed: tuple[LockVariant, ...]
-    changed: tuple[LockVariantChange, ...]
-    unchanged: tuple[str, ...]
-    other: tuple[str, ...] = ()  # top-level keys (sources, axes, ...) that differ from what the spec gives
-    new_files: frozenset[str] = frozenset()  # changed source files the lock never recorded: added since
-
-    @property
-    def matches(self) -> bool:
-        return not (self.added or self.removed or self.changed or self.other)
-
-    def status_of(self, variant_id: str) -> str:
-        """"added" | "removed" | "changed" | "unchanged" | "unknown": for a per-variant badge."""
-        return self._status().get(variant_id, "unknown")
-
-    def _status(self) -> dict[str, str]:
-        out = {v: "unchanged" for v in self.unchanged}
-        out.update({v.id: "added" for v in self.added})
-        out.update({v.id: "removed" for v in self.removed})
-        out.update({v.id: "changed" for v in self.changed})
-        return out
-
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "matches": self.matches,
-            "added": [{"id": v.id, "total": v.total} for v in self.added],
-            "removed": [{"id": v.id, "total": v.total} for v in self.removed],
-            "changed": [
-                {
-                    "id": c.id,
-                    "total_before": c.total_before,
-                    "total_after": c.total_after,
-                    "delta": c.delta,
-                    "encoding_before": c.encoding_before,
-                    "encoding_after": c.encoding_after,
-                    "sections": [
-                        {"fragment": s.fragment, "kind": s.kind, "tokens_before": s.tokens_before, "tokens_after": s.tokens_after, "delta": s.delta,
-                         "changed_sources": list(s.changed_sources)}
-                        for s in c.sections
-                    ],
-                }
-                for c in self.changed
-            ],
-            "unchanged": len(self.unchanged),
-            "other": list(self.other),
-        }
-
-
-def _section_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[LockSectionChange, ...]:
+def _section_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[SectionChange, ...]:
+    """The parts of one variant whose entries differ, base instructions first, then in send order."""
     out = []
     oi, ni = old.get("instructions") or {}, new["instructions"]
     if oi.get("sha256") != ni["sha256"]:
-        out.append(LockSectionChange(INSTRUCTIONS, "changed", oi.get("tokens"), ni["tokens"]))
+        out.append(SectionChange(INSTRUCTIONS, "changed", _state(INSTRUCTIONS, oi), _state(INSTRUCTIONS, ni)))
     elif oi.get("tokens") != ni["tokens"]:
-        out.append(LockSectionChange(INSTRUCTIONS, "retokenized", oi.get("tokens"), ni["tokens"]))
+        out.append(SectionChange(INSTRUCTIONS, "retokenized", _state(INSTRUCTIONS, oi), _state(INSTRUCTIONS, ni)))
     os_, ns = dict(old.get("sections") or {}), dict(new["sections"])
     for side, entry in ((os_, old), (ns, new)):
         for name, tool in (entry.get("tools") or {}).items():
@@ -408,15 +331,18 @@ def _section_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Lo
     for frag in order:
         a, b = os_.get(frag), ns.get(frag)
         if not isinstance(a, dict):
-            out.append(LockSectionChange(frag, "added", None, b["tokens"]))
+            kind = "added"
         elif b is None:
-            out.append(LockSectionChange(frag, "removed", a.get("tokens"), None))
+            kind = "removed"
         elif a.get("sha256") != b["sha256"]:
-            out.append(LockSectionChange(frag, "changed", a.get("tokens"), b["tokens"]))
+            kind = "changed"
         elif frag in moved:
-            out.append(LockSectionChange(frag, "moved", a.get("tokens"), b["tokens"]))
+            kind = "moved"
         elif a.get("tokens") != b["tokens"]:
-            out.append(LockSectionChange(frag, "retokenized", a.get("tokens"), b["tokens"]))
+            kind = "retokenized"
+        else:
+            continue
+        out.append(SectionChange(frag, kind, _state(frag, a), _state(frag, b)))
     return tuple(out)
 
 
@@ -425,106 +351,100 @@ def _total(entry: Mapping[str, Any]) -> int:
     return total if isinstance(total, int) else 0
 
 
-def compare(lock_data: Mapping[str, Any], result, memo: dict[int, tuple[Any, dict[str, Any]]] | None = None) -> LockDiff:
-    """Compare lock data (as read) with a fresh pipeline Result; when the lock
-    records its sources, each change names the sources that changed behind it.
-    `memo`: variant_entries."""
-    diff = compare_data(lock_data, build(result, memo))
-    if not lock_data.get("sources") or not diff.changed:
-        return diff
-    old = _pairs_of(lock_data)
+def _estimate(entry: Any) -> int | None:
+    value = ((entry or {}).get("tokens") or {}).get("codex_estimate")
+    return value if isinstance(value, int) else None
+
+
+def _sha(entry: Any, fragment: str) -> str:
+    """A part's recorded digest in a variant entry ("-" when it has none): the key that groups identical changes."""
+    if not isinstance(entry, Mapping):
+        return "-"
+    if fragment == INSTRUCTIONS:
+        part = entry.get("instructions")
+    elif fragment.startswith(TOOL_PREFIX):  # tools are recorded beside the sections
+        part = (entry.get("tools") or {}).get(fragment[len(TOOL_PREFIX):])
+    else:
+        part = (entry.get("sections") or {}).get(fragment)
+    return str(part.get("sha256")) if isinstance(part, Mapping) else "-"
+
+
+def source_file(source: str) -> str:
+    """The file of a source as the lock attribution names it ("fragments/a.md:3-5" -> "fragments/a.md")."""
+    return source.split("#", 1)[0] if "#" in source else source.rsplit(":", 1)[0] if re.search(r":\d+(-\d+)?$", source) else source
+
+
+def compare(lock_data: Mapping[str, Any], result, memo: dict[int, tuple[Any, dict[str, Any]]] | None = None) -> Diff:
+    """How a fresh pipeline Result differs from lock data (as read): a Diff
+    whose base side is the lock (change.py).  Every figure the lock records is
+    compared, not just each variant's hash and total: a committed lock is
+    pull-request input, and its per-section tokens and hashes, instruction and
+    message counts and source digests are what later checks, diffs and the
+    site's Changes page explain changes with.  A variant is unchanged only when
+    its whole entry is what `lock` would write.  When the lock records its
+    sources, each change names the sources that changed behind it.  Identical
+    changes (the same part, kind and digests on both sides) are one group.
+    Headroom uses today's limits on both sides, with the lock's estimate for
+    the base.  `memo`: variant_entries."""
+    new = build(result, memo)
+    ov, nv = lock_data.get("variants") or {}, new["variants"]
+    measures = {m.request.variant.id: m for m in result.measures}
     by_id = {r.variant.id: r for r in result.requests}
-    changed = []
-    for c in diff.changed:
-        req = by_id[c.id]
-        refs = {INSTRUCTIONS: req.base.sources, **{s.fragment: s.sources for _, _, s in req.sections}, **part_refs(req)}
-        sections = tuple(
-            LockSectionChange(s.fragment, s.kind, s.tokens_before, s.tokens_after,
-                              tuple(sorted(str(r) for r in refs.get(s.fragment, ()) if (r.key, r.digest) not in old)))
-            for s in c.sections
-        )
-        changed.append(LockVariantChange(c.id, c.total_before, c.total_after, c.encoding_before, c.encoding_after, sections))
-    known = {_file_of(key) for key, _ in old}
-    new_files = frozenset(f for c in changed for s in c.sections for src in s.changed_sources if (f := _file_of(src)) not in known)
-    return LockDiff(diff.added, diff.removed, tuple(changed), diff.unchanged, diff.other, new_files)
+    old_pairs = _pairs_of(lock_data) if lock_data.get("sources") else None
 
+    def headroom(vid: str, estimate: int | None) -> int | None:
+        limit = getattr(measures.get(vid), "compact_limit", None)
+        return None if limit is None or estimate is None else limit - estimate
 
-def compare_data(old: Mapping[str, Any], new: Mapping[str, Any]) -> LockDiff:
-    """Every figure the lock records is compared, not just each variant's hash
-    and total: a committed lock is pull-request input, and its per-section
-    tokens and hashes, instruction and message counts and source digests are
-    what later checks, diffs and the site's Changes page explain changes with.
-    A variant is unchanged only when its whole entry is what `lock` would write."""
-    ov, nv = old.get("variants") or {}, new["variants"]
-    added = tuple(LockVariant(v, _total(nv[v])) for v in sorted(set(nv) - set(ov)))
-    removed = tuple(LockVariant(v, _total(ov[v])) for v in sorted(set(ov) - set(nv)))
-    changed, unchanged = [], []
+    def head_estimate(vid: str) -> int | None:
+        return getattr(measures.get(vid), "estimate", None)
+
+    added = tuple(VariantTotals(v, _total(nv[v]), head_estimate(v), headroom(v, head_estimate(v))) for v in sorted(set(nv) - set(ov)))
+    removed = tuple(VariantTotals(v, _total(ov[v]), _estimate(ov[v]), None) for v in sorted(set(ov) - set(nv)))
+    unchanged: list[str] = []
+    raw: list[tuple[str, tuple[tuple[SectionChange, tuple[str, ...]], ...]]] = []
+    keyed: dict[tuple[str, ...], dict[str, Any]] = {}
     for vid in sorted(set(ov) & set(nv)):
         a, b = ov[vid], nv[vid]
         if a == b:
             unchanged.append(vid)
             continue
-        changed.append(LockVariantChange(vid, _total(a), _total(b), a.get("encoding"), b["encoding"], _section_changes(a, b)))
-    # `conversations` is compared request by request by review/conversation_lock.py (it needs the threads run).
-    other = tuple(k for k in sorted(set(old) | set(new))
-                  if k not in ("variants", "conversations", "conversation_sources") and old.get(k) != new.get(k))
-    return LockDiff(added, removed, tuple(changed), tuple(unchanged), other)
-
-
-def _signed(n: int) -> str:
-    return f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))
-
-
-def _file_of(source: str) -> str:
-    return source.split("#", 1)[0] if "#" in source else source.rsplit(":", 1)[0] if re.search(r":\d+(-\d+)?$", source) else source
-
-
-def changed_files(diff: LockDiff) -> dict[str, tuple[str, ...]]:
-    """Changed source file -> the changed variants it reaches (from the lock's digests)."""
-    out: dict[str, set[str]] = {}
-    for c in diff.changed:
-        for s in c.sections:
-            for src in s.changed_sources:
-                out.setdefault(_file_of(src), set()).add(c.id)
-    return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
-
-
-def format_check(diff: LockDiff, lock_path: str, *, limit: int = 40, axes=None) -> str:
-    """The short report `promptspec check` prints (`axes`: the spec's, to describe variant sets by axis)."""
-    if diff.matches:
-        return f"{lock_path} matches the spec ({len(diff.unchanged)} variants)\n"
-    lines = [
-        f"{lock_path} is out of date: {len(diff.changed)} changed, {len(diff.added)} added, "
-        f"{len(diff.removed)} removed, {len(diff.unchanged)} unchanged"
-    ]
-    universe = sorted({c.id for c in diff.changed} | {v.id for v in diff.added} | set(diff.unchanged))
-    for path, ids in changed_files(diff).items():
-        if axes:
-            from .reach import describe
-
-            reach = describe(list(ids), universe, axes)
-        else:
-            reach = f"{len(ids)} of {len(universe)} variants"
-        lines.append(f"  {path} {'added' if path in diff.new_files else 'changed'}: reaches {reach}")
-    rows: list[str] = []
-    for c in diff.changed:
+        changes = _section_changes(a, b)
+        if old_pairs is not None:
+            req = by_id[vid]
+            refs = {INSTRUCTIONS: req.base.sources, **{s.fragment: s.sources for _, _, s in req.sections}, **part_refs(req)}
+            changes = tuple(SectionChange(s.fragment, s.kind, s.before, s.after, "",
+                                          tuple(sorted(str(r) for r in refs.get(s.fragment, ()) if (r.key, r.digest) not in old_pairs)))
+                            for s in changes)
         parts = []
-        for s in c.sections:
-            files = sorted({_file_of(src) for src in s.changed_sources})
-            where = f" [{', '.join(files)}]" if files else ""
-            if s.kind in ("changed", "retokenized"):
-                parts.append(f"{s.fragment} {_signed(s.delta)}" + (" (tokens only)" if s.kind == "retokenized" else "") + where)
-            else:
-                parts.append(f"{s.fragment} ({s.kind}){where}")
-        enc = f" [{c.encoding_before} -> {c.encoding_after}]" if c.encoding_before != c.encoding_after else ""
-        rows.append(f"  changed {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)}){enc}"
-                    + (f"  {', '.join(parts)}" if parts else "  (the lock's recorded figures differ from the spec's)"))
-    rows += [f"  added   {v.id}  {v.total} tokens" for v in diff.added]
-    rows += [f"  removed {v.id}  {v.total} tokens" for v in diff.removed]
-    lines += rows[:limit]
-    if len(rows) > limit:
-        lines.append(f"  ... and {len(rows) - limit} more")
-    if diff.other:
-        lines.append(f"  the lock's {', '.join(escape_controls(k[:40]) for k in diff.other[:10])} differ from what the spec gives")
-    lines.append("run `promptspec lock` to record the new state (and commit the lock with the change)")
-    return "\n".join(lines) + "\n"
+        for s in changes:
+            key = (s.fragment, s.kind, _sha(a, s.fragment), _sha(b, s.fragment))
+            g = keyed.setdefault(key, {"variants": [], "tokens": [], "sources": set()})
+            g["sources"].update(s.changed_sources)
+            g["variants"].append(vid)
+            g["tokens"].append((vid, s.tokens_before, s.tokens_after))
+            parts.append((s, key))
+        raw.append((vid, tuple(parts)))
+    ordered = sorted(keyed.items(), key=lambda kv: (-len(kv[1]["variants"]), kv[0][0] != INSTRUCTIONS, kv[0][0], KIND_RANK.get(kv[0][1], 9), kv[0]))
+    ids = {key: f"c{i}" for i, (key, _) in enumerate(ordered, 1)}
+    groups = tuple(ChangeGroup(ids[k], k[0], k[1], (), None, None, tuple(g["variants"]), tuple(g["tokens"]), None,
+                               changed_sources=tuple(sorted(g["sources"]))) for k, g in ordered)
+    changed = []
+    for vid, parts in raw:
+        a, b = ov[vid], nv[vid]
+        tagged = [SectionChange(s.fragment, s.kind, s.before, s.after, ids[k], s.changed_sources) for s, k in parts]
+        instructions = tagged.pop(0) if tagged and tagged[0].fragment == INSTRUCTIONS else None
+        est = head_estimate(vid)
+        changed.append(VariantChange(vid, _total(a), _total(b), _estimate(a), est if est is not None else 0, a.get("encoding"), b["encoding"],
+                                     headroom(vid, _estimate(a)), headroom(vid, est), instructions, tuple(tagged), ()))
+    new_files: frozenset[str] = frozenset()
+    if old_pairs is not None:
+        known = {source_file(key) for key, _ in old_pairs}
+        new_files = frozenset(f for c in changed for s in c.all_changes for src in s.changed_sources if (f := source_file(src)) not in known)
+    # `conversations` is compared request by request by review/conversation_lock.py (it needs the threads run).
+    other = tuple(k for k in sorted(set(lock_data) | set(new))
+                  if k not in ("variants", "conversations", "conversation_sources") and lock_data.get(k) != new.get(k))
+    status = status_map(unchanged, (v.id for v in added), (v.id for v in removed), (c.id for c in changed))
+    axes = tuple((name, tuple(values)) for name, values in result.spec.axes)
+    return Diff(LOCK_FILE, "this spec", added, removed, tuple(changed), tuple(unchanged), groups, _status=status, axes=axes,
+                universe=tuple(sorted(set(ov) | set(nv))), base_kind="lock", other=other, new_files=new_files)

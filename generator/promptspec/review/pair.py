@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import UsageError
-from .diff import INSTRUCTIONS, _sides, _unified, diff_labels, part_label
+from .change import INSTRUCTIONS, part_label
+from .diff import variant_states, section_diff, diff_labels
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def resolve_variant(result, ref: str, *, like: str | None = None) -> str:
 
 def compare_variants(result, a: str, b: str) -> Pair:
     """Section by section, A to B (see the module docstring)."""
-    sides = _sides(result, only=(a, b))
+    sides = variant_states(result, only=(a, b))
     if a not in sides or b not in sides:
         raise UsageError(f"no variant {a if a not in sides else b!r} in the matrix")
     ma, _, sa, ia, _ = sides[a]
@@ -105,7 +106,7 @@ def _part(name: str, sa: Any, sb: Any) -> PairPart:
     diff = ""
     if kind != "same":
         la, lb = diff_labels(name, shown.label, ())
-        diff = _unified(sa.text if sa else None, sb.text if sb else None, "A" + la[4:], "B" + lb[4:])
+        diff = section_diff(sa.text if sa else None, sb.text if sb else None, "A" + la[4:], "B" + lb[4:])
     keys = lambda st: tuple(sorted({r.key for r in st.sources})) if st is not None else ()  # noqa: E731
     return PairPart(name, label, kind, sa.tokens if sa else 0, sb.tokens if sb else 0, diff, keys(sa), keys(sb))
 

@@ -70,7 +70,7 @@ class BaseLoader:
                 self._cached = (key, result, files)
         diff = review.compare(result, head, base_label=label, head_label="working tree",
                               files=review.file_changes(files, gitspec.digest_tree(spec_dir)))
-        return site_changes.from_diff(diff)
+        return site_changes.compared(diff)
 
 
 def load_lock(spec_dir: Path, head: Any, memo: dict[int, Any] | None = None) -> site_changes.Changes:
@@ -82,12 +82,4 @@ def load_lock(spec_dir: Path, head: Any, memo: dict[int, Any] | None = None) -> 
     path = lockfile.default_path(spec_dir)
     if not path.is_file():
         return site_changes.missing_lock(LOCK_FILE)
-    data = lockfile.read(path)
-    memo = {} if memo is None else memo
-    diff = review.compare_to_lock(data, head, memo)
-    # Section hashes of the changed variants only, so identical changes group:
-    # the entries compare_to_lock just made (the memo holds this result's).
-    changed = {c.id for c in diff.changed}
-    entries = {m.request.variant.id: memo[id(m)][1] for m in head.measures if m.request.variant.id in changed}
-    measures = {m.request.variant.id: m for m in head.measures}
-    return site_changes.from_lock(LOCK_FILE, data, diff, {"variants": entries}, measures)
+    return site_changes.compared(review.compare_to_lock(lockfile.read(path), head, memo))

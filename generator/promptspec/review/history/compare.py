@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ...util import textdiff
-from ..diff import crosses_headroom, largest_increases
-from ..lockfile import INSTRUCTIONS, reordered
+from ..change import INSTRUCTIONS, crosses_headroom, largest_increases
+from ..lockfile import reordered
 from ..reach import Reach, Universe, summarise
 from ..conversation_lock import compare_entries
 from .releases import Part, Release, VariantSnap

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ...assemble.export import dumps as pretty_json
-from ..diff import PARAMETERS
-from ..lockfile import GROUP_ORDER, INSTRUCTIONS, TOOL_PREFIX, request_hash, section_group
+from ..change import GROUP_ORDER, INSTRUCTIONS, PARAMETERS, TOOL_PREFIX
+from ..lockfile import request_hash, section_group
 
 BUILTIN_AXES = ("model", "personality", "mode")
 

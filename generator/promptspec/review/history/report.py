@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from ..diff import part_label
+from ..change import part_label
 from .compare import Change, History, Step
 from ...util.gh_markdown import fenced, md_escape, md_span, md_text
 from ..report import MIN_MARKDOWN_CHARS

@@ -2,8 +2,8 @@
 
 The site compares the spec with a *base* (plugin option `base`, `promptspec
 build --base`): the spec folder's `prompts.lock.json` (review.compare_to_lock)
-or another revision or folder of the spec (review.compare).  Both become one
-`Changes` value here, so pages need not care which it was: variants added,
+or another revision or folder of the spec (review.compare).  Both give the
+same review Diff (review/change.py), so pages need not care which it was: variants added,
 removed, changed and unchanged; identical section changes grouped (the same
 fragment going from the same old to the same new content is one change,
 listing every variant it reached); per changed variant the sections that
@@ -17,12 +17,10 @@ lives in base.py; everything here is pure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
-from ... import review
-from ...review.diff import headroom_crossings
-from ...review.lockfile import INSTRUCTIONS, TOOL_PREFIX
+from ...review.change import INSTRUCTIONS, TOOL_PREFIX, ChangeGroup, Diff, VariantChange
 from ..index import SiteIndex
 from ..html.markup import (
     Cell,
@@ -38,249 +36,103 @@ from ..html.markup import (
 )
 from ..html.page_parts import join_blocks, para
 
-KIND_RANK = {"changed": 0, "added": 1, "removed": 2, "moved": 3, "retokenized": 4}
-
 
 # ---------------------------------------------------------------------------
-# Data
-
-
-@dataclass(frozen=True)
-class Part:
-    """One section (or the base instructions) that changed in one variant."""
-
-    fragment: str  # fragment name, or lockfile.INSTRUCTIONS
-    kind: str  # changed | added | removed | moved | retokenized
-    before: int | None  # tokens
-    after: int | None
-    group: str  # id of the Group holding it ("c1"...)
-    sources: tuple[str, ...] = ()  # the sources whose content changed behind it
-
-    @property
-    def delta(self) -> int:
-        return (self.after or 0) - (self.before or 0)
-
-
-@dataclass(frozen=True)
-class VariantDelta:
-    id: str
-    before: int
-    after: int
-    parts: tuple[Part, ...]
-    headroom_before: int | None
-    headroom_after: int | None
-    encoding_before: str | None = None
-    encoding_after: str | None = None
-
-    @property
-    def delta(self) -> int:
-        return self.after - self.before
-
-    @property
-    def percent(self) -> float | None:
-        return review.percent_change(self.before, self.after)
-
-    @property
-    def crosses_headroom(self) -> bool:
-        return review.crosses_headroom(self.headroom_before, self.headroom_after)
-
-
-@dataclass(frozen=True)
-class Group:
-    """One distinct change and every variant it appears in."""
-
-    id: str
-    fragment: str
-    kind: str
-    sources: tuple[str, ...]
-    variants: tuple[str, ...]
-    tokens: tuple[tuple[str, int, int], ...]  # (variant, before, after)
-    diff: str | None  # unified diff; None when the base has no text (a lock)
-    detail: tuple[str, ...] = ()  # plain lines for moves (positions, orders)
-    built_from: tuple[str, ...] = ()  # every source behind the section (`sources` holds those that changed)
-    reach: str = ""  # the variants by axis: "24 of 88 variants — mode = plan (...)"
-    section: str = ""  # how the section reads (its start marker)
-
-    @property
-    def delta_range(self) -> tuple[int, int]:
-        deltas = [a - b for _, b, a in self.tokens] or [0]
-        return min(deltas), max(deltas)
-
-    @property
-    def title(self) -> str:
-        what = "base instructions" if self.fragment == INSTRUCTIONS else f"section {self.fragment}"  # as diff says it
-        if self.section and self.fragment != INSTRUCTIONS and not self.fragment.startswith(("tool:", "(")) and self.section != f"({self.fragment})":
-            what = f"section {self.fragment} {self.section}"
-        return f"{what} {self.kind}"
+# What the pages are given
 
 
 @dataclass(frozen=True)
 class Changes:
-    """The comparison the pages show; see the module docstring.
+    """The comparison the pages show -- a review Diff (review/change.py), the
+    same value `check` or `diff` reports -- or, without one, why not: turned
+    off, no lock file yet, or (under `mkdocs serve`) the base failed to load
+    (`note`, `hint`)."""
 
-    `kind` is "lock" or "git" (a revision or a folder) when there is a
-    comparison, else "none" with `note` (and `hint`) saying why: turned off,
-    no lock file yet, or (under `mkdocs serve`) the base failed to load."""
-
-    kind: str
-    label: str  # the base as shown: "prompts.lock.json", "origin/main (1a2b3c4)"
-    head_label: str = "this spec"
-    added: tuple[tuple[str, int, int | None], ...] = ()  # (variant, tokens, headroom)
-    removed: tuple[tuple[str, int], ...] = ()
-    changed: tuple[VariantDelta, ...] = ()
-    unchanged: tuple[str, ...] = ()
-    groups: tuple[Group, ...] = ()
-    files: tuple[tuple[str, str, int], ...] = ()  # (path, status, variants with sections from it)
+    diff: Diff | None = None
     note: str = ""
     hint: str = ""
     failed: bool = False
-    _status: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
-    _changed: Mapping[str, VariantDelta] = field(default_factory=dict, repr=False, compare=False)
-    _groups: Mapping[str, Group] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def compared(self) -> bool:
-        return self.kind != "none"
+        return self.diff is not None
 
     @property
-    def is_empty(self) -> bool:
-        return not (self.added or self.removed or self.changed)
+    def kind(self) -> str:
+        """"lock" (a lock file), "git" (a revision or a folder), or "none"."""
+        return "none" if self.diff is None else "lock" if self.diff.base_kind == "lock" else "git"
 
-    def status_of(self, variant_id: str) -> str:
-        """added | changed | unchanged | unknown (no comparison)."""
-        return self._status.get(variant_id, "unknown")
-
-    def variant(self, variant_id: str) -> VariantDelta | None:
-        return self._changed.get(variant_id)
-
-    def group(self, group_id: str) -> Group | None:
-        return self._groups.get(group_id)
-
-    def largest_increases(self, n: int = 10) -> list[VariantDelta]:
-        return review.largest_increases(self.changed, n)
-
-    def headroom_crossings(self) -> list[tuple[str, int | None, int]]:
-        """(variant, headroom before or None if new, headroom after): now past auto-compaction."""
-        return headroom_crossings(self.changed, ((vid, hr) for vid, _, hr in self.added))
-
-
-def _with_status(**kwargs: Any) -> Changes:
-    status = {v: "unchanged" for v in kwargs.get("unchanged", ())}
-    status.update({v: "added" for v, _, _ in kwargs.get("added", ())})
-    status.update({c.id: "changed" for c in kwargs.get("changed", ())})
-    return Changes(**kwargs, _status=status, _changed={c.id: c for c in kwargs.get("changed", ())},
-                   _groups={g.id: g for g in kwargs.get("groups", ())})
+    @property
+    def label(self) -> str:
+        """The base as shown: "prompts.lock.json", "origin/main (1a2b3c4)"."""
+        return self.diff.base_label if self.diff is not None else ""
 
 
 def disabled() -> Changes:
-    return Changes("none", "", note="No base to compare with: the site's <code>base</code> option is <code>none</code>.",
+    return Changes(note="No base to compare with: the site's <code>base</code> option is <code>none</code>.",
                    hint="Set it to <code>lock</code> (the spec folder's prompts.lock.json) or a git revision such as <code>origin/main</code>.")
 
 
 def missing_lock(label: str) -> Changes:
-    return Changes("none", label, note=f"There is no lock file yet (<code>{h(label)}</code> in the spec folder), so there is nothing to compare with.",
+    return Changes(note=f"There is no lock file yet (<code>{h(label)}</code> in the spec folder), so there is nothing to compare with.",
                    hint="Run <code>promptspec lock</code> to record what every variant sends now, and commit the file with the spec.")
 
 
 def failed(label: str, message: str) -> Changes:
-    return Changes("none", label, note=f"The base <code>{h(label)}</code> could not be loaded:", hint=f"<pre><code>{h(message)}</code></pre>", failed=True)
+    return Changes(note=f"The base <code>{h(label)}</code> could not be loaded:", hint=f"<pre><code>{h(message)}</code></pre>", failed=True)
 
 
-def from_diff(diff: Any) -> Changes:
-    """From a review.Diff (a git revision or another spec folder)."""
-    groups = []
-    for g in diff.groups:
-        detail: tuple[str, ...] = ()
-        if g.kind == "moved" and g.moves:
-            m = g.moves[0]
-            pairs = sorted({(x.group_before, x.position_before, x.group_after, x.position_after) for x in g.moves})
-            pos = ", ".join(f"#{pb} → #{pa}" if gb == ga else f"{gb} #{pb} → {ga} #{pa}" for gb, pb, ga, pa in pairs)
-            detail = (
-                f"positions in its message: {pos}",
-                f"order before ({m.group_before}, e.g. {g.variants[0]}): {', '.join(m.order_before)}",
-                f"order after ({m.group_after}): {', '.join(m.order_after)}",
-            )
-        groups.append(Group(g.id, g.fragment, g.kind, tuple(g.changed_sources or g.sources), tuple(g.variants), tuple(g.tokens),
-                            None if g.kind == "moved" else g.diff, detail, tuple(str(r) for r in g.refs), diff.describe(g.variants),
-                            getattr(g, "section", "")))
-    tokens_of = {g.id: {v: (b, a) for v, b, a in g.tokens} for g in diff.groups if g.kind == "moved"}
-    changed = []
-    for c in diff.changed:
-        parts = [Part(s.fragment, s.kind, s.tokens_before if s.before else None, s.tokens_after if s.after else None, s.group_id,
-                      s.changed_sources) for s in c.all_changes]
-        for m in c.moves:
-            tokens = tokens_of.get(m.group_id, {}).get(c.id, (None, None))
-            parts.append(Part(m.fragment, "moved", tokens[0], tokens[1], m.group_id, m.changed_sources))
-        changed.append(VariantDelta(c.id, c.total_before, c.total_after, tuple(parts), c.headroom_before, c.headroom_after,
-                                    c.encoding_before, c.encoding_after))
-    f2v = diff.files_to_variants()
-    return _with_status(
-        kind="git", label=diff.base_label, head_label=diff.head_label,
-        added=tuple((a.id, a.total, a.headroom) for a in diff.added),
-        removed=tuple((r.id, r.total) for r in diff.removed),
-        changed=tuple(changed), unchanged=tuple(diff.unchanged), groups=tuple(groups),
-        files=tuple((f.path, f.status, len(f2v.get(f.path, ()))) for f in diff.files),
+def compared(diff: Diff) -> Changes:
+    return Changes(diff)
+
+
+def variant_parts(diff: Diff, c: VariantChange) -> list[tuple[str, str, int | None, int | None, str, tuple[str, ...]]]:
+    """A changed variant's parts as the pages list them: (fragment, kind, tokens
+    before or None, tokens after or None, change id, changed sources) -- the
+    sections (and base instructions) that changed, then the moves (with the
+    tokens their change records)."""
+    out: list[tuple[str, str, int | None, int | None, str, tuple[str, ...]]] = [(s.fragment, s.kind, s.before.tokens if s.before else None, s.after.tokens if s.after else None, s.group_id,
+                            s.changed_sources) for s in c.all_changes]
+    for m in c.moves:
+        g = diff.group(m.group_id)
+        tokens = next(((b, a) for v, b, a in g.tokens if v == c.id), (None, None))
+        out.append((m.fragment, "moved", tokens[0], tokens[1], m.group_id, m.changed_sources))
+    return out
+
+
+def _delta(before: int | None, after: int | None) -> int:
+    return (after or 0) - (before or 0)
+
+
+def group_title(g: ChangeGroup) -> str:
+    what = "base instructions" if g.fragment == INSTRUCTIONS else f"section {g.fragment}"  # as diff says it
+    if g.section and g.fragment != INSTRUCTIONS and not g.fragment.startswith(("tool:", "(")) and g.section != f"({g.fragment})":
+        what = f"section {g.fragment} {g.section}"
+    return f"{what} {g.kind}"
+
+
+def group_detail(g: ChangeGroup) -> tuple[str, ...]:
+    """Plain lines for a move: the positions, and the group's order before and after."""
+    if g.kind != "moved" or not g.moves:
+        return ()
+    m = g.moves[0]
+    pairs = sorted({(x.group_before, x.position_before, x.group_after, x.position_after) for x in g.moves})
+    pos = ", ".join(f"#{pb} → #{pa}" if gb == ga else f"{gb} #{pb} → {ga} #{pa}" for gb, pb, ga, pa in pairs)
+    return (
+        f"positions in its message: {pos}",
+        f"order before ({m.group_before}, e.g. {g.variants[0]}): {', '.join(m.order_before)}",
+        f"order after ({m.group_after}): {', '.join(m.order_after)}",
     )
 
 
-def from_lock(label: str, lock_data: Mapping[str, Any], lock_diff: Any, head: Mapping[str, Any], measures: Mapping[str, Any]) -> Changes:
-    """From a lockfile.LockDiff; `lock_data` is the lock as read, `head` is
-    lockfile.build(result) (for section hashes, so identical changes group),
-    `measures` maps variant id -> Measure (for headroom with today's limits)."""
-    old, new = lock_data.get("variants") or {}, head["variants"]
-    keyed: dict[tuple[str, ...], dict[str, Any]] = {}
-    raw = []
-    for c in lock_diff.changed:
-        parts = []
-        for s in c.sections:
-            key = (s.fragment, s.kind, _sha(old.get(c.id), s.fragment), _sha(new.get(c.id), s.fragment))
-            g = keyed.setdefault(key, {"variants": [], "tokens": [], "sources": set()})
-            g["sources"].update(getattr(s, "changed_sources", ()))
-            g["variants"].append(c.id)
-            g["tokens"].append((c.id, s.tokens_before or 0, s.tokens_after or 0))
-            parts.append((s, key))
-        raw.append((c, parts))
-    ordered = sorted(keyed.items(), key=lambda kv: (-len(kv[1]["variants"]), kv[0][0] != INSTRUCTIONS, kv[0][0], KIND_RANK.get(kv[0][1], 9), kv[0]))
-    ids = {key: f"c{i}" for i, (key, _) in enumerate(ordered, 1)}
-    groups = tuple(Group(ids[k], k[0], k[1], tuple(sorted(g["sources"])), tuple(g["variants"]), tuple(g["tokens"]), None) for k, g in ordered)
-
-    def estimate(vid: str, side: str) -> int | None:
-        """Codex's ⌈bytes/4⌉ estimate, which it compares with the limit: the lock's for the base, today's for the head."""
-        if side == "head":
-            return getattr(measures.get(vid), "estimate", None)
-        value = ((old.get(vid) or {}).get("tokens") or {}).get("codex_estimate")
-        return value if isinstance(value, int) else None
-
-    def headroom(vid: str, total: int | None, side: str = "head") -> int | None:
-        m = measures.get(vid)
-        limit = getattr(m, "compact_limit", None)
-        est = estimate(vid, side)
-        return None if limit is None or total is None or est is None else limit - est
-
-    changed = tuple(
-        VariantDelta(c.id, c.total_before, c.total_after,
-                     tuple(Part(s.fragment, s.kind, s.tokens_before, s.tokens_after, ids[k], tuple(getattr(s, "changed_sources", ()))) for s, k in parts),
-                     headroom(c.id, c.total_before, "base"), headroom(c.id, c.total_after), c.encoding_before, c.encoding_after)
-        for c, parts in raw
-    )
-    return _with_status(
-        kind="lock", label=label,
-        added=tuple((v.id, v.total, headroom(v.id, v.total)) for v in lock_diff.added),
-        removed=tuple((v.id, v.total) for v in lock_diff.removed),
-        changed=changed, unchanged=tuple(lock_diff.unchanged), groups=groups,
-    )
+def _changed(g: ChangeGroup) -> tuple[str, ...]:
+    """What a change lists as changed: the sources whose content changed, else all it was built from."""
+    return g.changed_sources or g.sources
 
 
-def _sha(entry: Any, fragment: str) -> str:
-    if not isinstance(entry, Mapping):
-        return "-"
-    if fragment == INSTRUCTIONS:
-        part = entry.get("instructions")
-    elif fragment.startswith(TOOL_PREFIX):  # tools are recorded beside the sections
-        part = (entry.get("tools") or {}).get(fragment[len(TOOL_PREFIX):])
-    else:
-        part = (entry.get("sections") or {}).get(fragment)
-    return str(part.get("sha256")) if isinstance(part, Mapping) else "-"
+def group_text_diff(g: ChangeGroup) -> str | None:
+    """The group's unified diff; None for a move or when the base is a lock (no text)."""
+    return None if g.kind == "moved" else g.diff
 
 
 # ---------------------------------------------------------------------------
@@ -370,8 +222,8 @@ def _capped(idx: SiteIndex, items: list, what: str) -> tuple[list, list[str]]:
     return items[:limit], [note, ""]
 
 
-def _headline(ch: Changes) -> str:
-    return f"Compared with <code>{h(ch.label)}</code>" + (f" (head: {h(ch.head_label)})" if ch.kind == "git" else "")
+def _headline(ch: Changes, d: Diff) -> str:
+    return f"Compared with <code>{h(ch.label)}</code>" + (f" (head: {h(d.head_label)})" if ch.kind == "git" else "")
 
 
 # ---------------------------------------------------------------------------
@@ -386,22 +238,24 @@ def changes_page(idx: SiteIndex) -> str:
         cls = "ps-intro ps-error admonition failure" if ch.failed else "ps-intro ps-changes-none"
         out += [block([para(ch.note), ch.hint if ch.failed else para(ch.hint)], cls=cls), ""]
         return join_blocks(out)
+    d = ch.diff
+    assert d is not None
     intro = (
-        f"{_headline(ch)}: the same comparison as <code>promptspec "
+        f"{_headline(ch, d)}: the same comparison as <code>promptspec "
         f"{'check' if ch.kind == 'lock' else 'diff'}</code>. A variant is <em>changed</em> when the exact request it sends differs."
     )
-    out += [block([para(intro), *([para(LOCK_NOTE)] if ch.kind == "lock" and not ch.is_empty else [])], cls="ps-intro"), ""]
+    out += [block([para(intro), *([para(LOCK_NOTE)] if ch.kind == "lock" and not d.is_empty else [])], cls="ps-intro"), ""]
     counts = [
-        [Cell("changed", header=True), Cell(num(len(ch.changed)), "ps-r")],
-        [Cell("added", header=True), Cell(num(len(ch.added)), "ps-r")],
-        [Cell("removed", header=True), Cell(num(len(ch.removed)), "ps-r")],
-        [Cell("unchanged", header=True), Cell(num(len(ch.unchanged)), "ps-r")],
+        [Cell("changed", header=True), Cell(num(len(d.changed)), "ps-r")],
+        [Cell("added", header=True), Cell(num(len(d.added)), "ps-r")],
+        [Cell("removed", header=True), Cell(num(len(d.removed)), "ps-r")],
+        [Cell("unchanged", header=True), Cell(num(len(d.unchanged)), "ps-r")],
     ]
     out += [table(["variants", Cell("count", "ps-r")], counts, cls="ps-facts ps-change-counts"), ""]
-    if ch.is_empty:
+    if d.is_empty:
         out += [block(para("No assembled request differs from the base."), cls="ps-intro ps-changes-empty"), ""]
         return join_blocks(out)
-    alerts = ch.headroom_crossings()
+    alerts = d.headroom_crossings()
     if alerts:
         alerts, rest = _capped(idx, alerts, "variants")
         items = "".join(
@@ -410,79 +264,82 @@ def changes_page(idx: SiteIndex) -> str:
             for vid, before, after in alerts
         )
         out += ["## Alerts", "", block(f"<ul>{items}</ul>", cls="ps-alerts admonition warning"), "", *rest]
-    if ch.files:
-        rows = [[f"<code>{h(p)}</code>", h(s), Cell(num(n) if n else "–", "ps-r")] for p, s, n in ch.files]
+    if d.files:
+        reached = d.files_to_variants()
+        rows = [[f"<code>{h(f.path)}</code>", h(f.status), Cell(num(n) if (n := len(reached.get(f.path, ()))) else "–", "ps-r")] for f in d.files]
         out += ["## Spec files changed", "", table(["file", "status", Cell("variants with sections from it", "ps-r")], rows), ""]
-    out += _groups(idx, page, ch)
-    inc = ch.largest_increases()
+    out += _groups(idx, page, ch, d)
+    inc = d.largest_increases()
     if inc:
-        rows = [[_vlink(idx, page, c.id), Cell(num(c.before), "ps-r"), Cell(num(c.after), "ps-r"), Cell(signed(c.delta), "ps-r"),
+        rows = [[_vlink(idx, page, c.id), Cell(num(c.total_before), "ps-r"), Cell(num(c.total_after), "ps-r"), Cell(signed(c.delta), "ps-r"),
                  Cell("–" if c.percent is None else f"{c.percent:+.1f}%", "ps-r")] for c in inc]
         out += ["## Largest token increases", "",
                 table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), Cell("%", "ps-r")], rows, cls="ps-nowrap"), ""]
-    if ch.changed:
+    if d.changed:
         rows = []
-        shown, rest = _capped(idx, list(ch.changed), "changed variants")
+        shown, rest = _capped(idx, list(d.changed), "changed variants")
         for c in shown:
-            parts = [f'{_part_name(idx, page, p.fragment)} {h(p.kind)} <small>{signed(p.delta)}</small> '
-                     f'<a href="#change-{h(p.group)}">{h(p.group)}</a>' for p in c.parts]
+            parts = [f'{_part_name(idx, page, fragment)} {h(kind)} <small>{signed(_delta(before, after))}</small> '
+                     f'<a href="#change-{h(gid)}">{h(gid)}</a>' for fragment, kind, before, after, gid, _ in variant_parts(d, c)]
             if c.encoding_before and c.encoding_after and c.encoding_before != c.encoding_after:
                 parts.append(f"encoding <code>{h(c.encoding_before)}</code> → <code>{h(c.encoding_after)}</code>")
-            rows.append([_vlink(idx, page, c.id), Cell(num(c.before), "ps-r"), Cell(num(c.after), "ps-r"),
+            rows.append([_vlink(idx, page, c.id), Cell(num(c.total_before), "ps-r"), Cell(num(c.total_after), "ps-r"),
                          Cell(signed(c.delta), "ps-r"), Cell("<br>".join(parts) or "–", "ps-text")])
-        out += [f"## Changed variants ({len(ch.changed)})", "",
+        out += [f"## Changed variants ({len(d.changed)})", "",
                 table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "sections (Δ tokens, change)"], rows, cls="ps-nowrap"), "", *rest]
-    if ch.added:
-        shown, rest = _capped(idx, list(ch.added), "added variants")
-        rows = [[_vlink(idx, page, vid), Cell(num(t), "ps-r"), Cell(_tok(hr), "ps-r")] for vid, t, hr in shown]
-        out += [f"## Added variants ({len(ch.added)})", "",
+    if d.added:
+        shown, rest = _capped(idx, list(d.added), "added variants")
+        rows = [[_vlink(idx, page, a.id), Cell(num(a.total), "ps-r"), Cell(_tok(a.headroom), "ps-r")] for a in shown]
+        out += [f"## Added variants ({len(d.added)})", "",
                 table(["variant", Cell("tokens", "ps-r"), Cell("headroom before auto-compact", "ps-r")], rows, cls="ps-nowrap"), "", *rest]
-    if ch.removed:
-        shown, rest = _capped(idx, list(ch.removed), "removed variants")
-        rows = [[f"<code>{h(vid)}</code>", Cell(num(t), "ps-r")] for vid, t in shown]
-        out += [f"## Removed variants ({len(ch.removed)})", "", table(["variant", Cell("tokens in the base", "ps-r")], rows, cls="ps-nowrap"), "", *rest]
+    if d.removed:
+        shown, rest = _capped(idx, list(d.removed), "removed variants")
+        rows = [[f"<code>{h(r.id)}</code>", Cell(num(r.total), "ps-r")] for r in shown]
+        out += [f"## Removed variants ({len(d.removed)})", "", table(["variant", Cell("tokens in the base", "ps-r")], rows, cls="ps-nowrap"), "", *rest]
     return join_blocks(out)
 
 
-def _groups(idx: SiteIndex, page: str, ch: Changes) -> list[str]:
-    if not ch.groups:
+def _groups(idx: SiteIndex, page: str, ch: Changes, d: Diff) -> list[str]:
+    if not d.groups:
         return []
     rows = []
-    for g in ch.groups:
+    for g in d.groups:
         lo, hi = g.delta_range
         rows.append([
             link(f"#change-{g.id}", h(g.id)),
             f"{_part_name(idx, page, g.fragment)} {h(g.kind)}",
-            ", ".join(f"<code>{h(s)}</code>" for s in g.sources) or "–",
+            ", ".join(f"<code>{h(s)}</code>" for s in _changed(g)) or "–",
             Cell(num(len(g.variants)), "ps-r"),
             Cell(_range(lo, hi), "ps-r"),
         ])
-    out = [f"## Changes ({len(ch.groups)})", ""]
+    out = [f"## Changes ({len(d.groups)})", ""]
     out += [block(para("Identical changes are one row: the same section going from the same old to the same new content, "
                      "in every variant it reached."), cls="ps-intro"), ""]
     out += [table(["#", "change", "what changed", Cell("variants", "ps-r"), Cell("Δ tokens", "ps-r")], rows), ""]
-    for g in ch.groups:
-        out += [f"### {md_inline(g.id)} · {md_inline(g.title)}", ""]
+    for g in d.groups:
+        out += [f"### {md_inline(g.id)} · {md_inline(group_title(g))}", ""]
         lo, hi = g.delta_range
         facts = (f"In {len(g.variants)} variant{'s' if len(g.variants) != 1 else ''}; tokens "
                  f"{_spread([b for _, b, _ in g.tokens])} → {_spread([a for _, _, a in g.tokens])} (Δ {_range(lo, hi)}).")
-        if g.reach:
-            facts += f" Variants: {h(g.reach)}."
-        if g.sources:
-            facts += " Changed: " + ", ".join(f"<code>{h(s)}</code>" for s in g.sources) + "."
-        if g.built_from:
-            facts += " Built from: " + ", ".join(f"<code>{h(s)}</code>" for s in g.built_from) + "."
+        reach = "" if d.base_kind == "lock" else d.describe(g.variants)  # a lock side has no axes recorded here
+        if reach:
+            facts += f" Variants: {h(reach)}."
+        if _changed(g):
+            facts += " Changed: " + ", ".join(f"<code>{h(s)}</code>" for s in _changed(g)) + "."
+        if g.refs:
+            facts += " Built from: " + ", ".join(f"<code>{h(str(r))}</code>" for r in g.refs) + "."
         listed = g.variants if len(g.variants) <= idx.list_limit else g.variants[: idx.list_limit]
         variants = " ".join(_vlink(idx, page, vid) for vid in listed)
         if len(listed) < len(g.variants):
             variants += f" … and {len(g.variants) - len(listed):,} more"
         inner = [para(facts), f'<details class="ps-change-variants"><summary>variants ({len(g.variants)})</summary>',
                  f'<p class="ps-variants">{variants}</p>', "</details>"]
-        if g.detail:
-            inner.append("<ul>" + "".join(f"<li>{h(line)}</li>" for line in g.detail) + "</ul>")
-        if g.diff:
-            inner.append(diff_html(g.diff))
-        elif g.diff is None and ch.kind == "lock":
+        detail, text_diff = group_detail(g), group_text_diff(g)
+        if detail:
+            inner.append("<ul>" + "".join(f"<li>{h(line)}</li>" for line in detail) + "</ul>")
+        if text_diff:
+            inner.append(diff_html(text_diff))
+        elif text_diff is None and ch.kind == "lock":
             inner.append('<p class="ps-dim">No text diff: the lock has hashes and token counts only.</p>')
         out += [block(inner, cls="ps-change", attrs={"id": f"change-{g.id}"}), ""]
     return out
@@ -503,7 +360,7 @@ def badge(idx: SiteIndex, v: Any) -> str:
     ch: Changes | None = idx.changes
     if ch is None or not ch.compared:
         return ""
-    status = ch.status_of(v.id)
+    status = ch.diff.status_of(v.id) if ch.diff is not None else "unknown"
     if status not in BADGES:
         return ""
     cls, label = BADGES[status]
@@ -513,38 +370,41 @@ def badge(idx: SiteIndex, v: Any) -> str:
 def variant_section(idx: SiteIndex, v: Any, page: str) -> list[str]:
     """"Changes since base" on a changed or added variant's page."""
     ch: Changes | None = idx.changes
-    if ch is None or not ch.compared:
+    if ch is None or ch.diff is None:
         return []
-    status = ch.status_of(v.id)
+    d = ch.diff
+    status = d.status_of(v.id)
     overview = link(idx.href(page, idx.changes_page), "all changes")
     if status == "added":
         return ["## Changes since base", "",
                 block(para(f"This variant is not in the base <code>{h(ch.label)}</code> ({overview})."), cls="ps-intro"), ""]
-    c = ch.variant(v.id)
+    c = d.variant(v.id)
     if status != "changed" or c is None:
         return []
     out = ["## Changes since base", ""]
-    intro = f"{_headline(ch)}: {num(c.before)} → {num(c.after)} tokens ({signed(c.delta)}); {overview}."
+    intro = f"{_headline(ch, d)}: {num(c.total_before)} → {num(c.total_after)} tokens ({signed(c.delta)}); {overview}."
     out += [block([para(intro), *([para(LOCK_NOTE)] if ch.kind == "lock" else [])], cls="ps-intro"), ""]
     here = idx.href(page, idx.changes_page)
+    parts = variant_parts(d, c)
     rows = [[
-        _part_name(idx, page, p.fragment), h(p.kind), Cell(_tok(p.before), "ps-r"), Cell(_tok(p.after), "ps-r"),
-        Cell(signed(p.delta), "ps-r"), ", ".join(f"<code>{h(x)}</code>" for x in p.sources) or "–", link(f"{here}#change-{p.group}", h(p.group)),
-    ] for p in c.parts]
+        _part_name(idx, page, fragment), h(kind), Cell(_tok(before), "ps-r"), Cell(_tok(after), "ps-r"),
+        Cell(signed(_delta(before, after)), "ps-r"), ", ".join(f"<code>{h(x)}</code>" for x in sources) or "–", link(f"{here}#change-{gid}", h(gid)),
+    ] for fragment, kind, before, after, gid, sources in parts]
     if c.encoding_before and c.encoding_after and c.encoding_before != c.encoding_after:
         rows.append(["encoding", f"<code>{h(c.encoding_before)}</code> → <code>{h(c.encoding_after)}</code>", "", "", "", "", ""])
     if rows:
         out += [table(["part", "change", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "what changed", "#"], rows, cls="ps-nowrap"), ""]
-    for p in c.parts:
-        g = ch.group(p.group)
-        if g is None or not (g.diff or g.detail):
+    for fragment, kind, before, after, gid, _ in parts:
+        g = d.group(gid)
+        detail, text_diff = group_detail(g), group_text_diff(g)
+        if not (text_diff or detail):
             continue
-        name = "base instructions" if p.fragment == INSTRUCTIONS else h(p.fragment)
-        inner = [f'<details class="ps-section ps-change-diff"><summary><strong>{name}</strong> {h(p.kind)} <span class="ps-tok">{signed(p.delta)}</span></summary>']
-        if g.detail:
-            inner.append("<ul>" + "".join(f"<li>{h(line)}</li>" for line in g.detail) + "</ul>")
-        if g.diff:
-            inner.append(diff_html(g.diff))
+        name = "base instructions" if fragment == INSTRUCTIONS else h(fragment)
+        inner = [f'<details class="ps-section ps-change-diff"><summary><strong>{name}</strong> {h(kind)} <span class="ps-tok">{signed(_delta(before, after))}</span></summary>']
+        if detail:
+            inner.append("<ul>" + "".join(f"<li>{h(line)}</li>" for line in detail) + "</ul>")
+        if text_diff:
+            inner.append(diff_html(text_diff))
         inner.append("</details>")
         out += [block(inner, cls="ps-prompt-part"), ""]
     return out
