@@ -108,7 +108,7 @@ def test_site_base_follows_the_same_rule(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="ambiguous"):
         BaseLoader().load("main", repo / "templates", head, root=repo)
     revision = BaseLoader().load("rev:main", repo / "templates", head, root=repo)
-    assert revision.kind == "git" and set(revision.unchanged) == ids and not revision.changed  # the commit: as head
+    assert revision.kind == "git" and set(revision.diff.unchanged) == ids and not revision.diff.changed  # the commit: as head
     assert revision.label.startswith("main")
     folder = BaseLoader().load("./main", repo / "templates", head, root=repo)
-    assert folder.kind == "git" and {d.id for d in folder.changed} == ids and not folder.unchanged  # the edited folder
+    assert folder.kind == "git" and {d.id for d in folder.diff.changed} == ids and not folder.diff.unchanged  # the edited folder
