@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -230,14 +231,18 @@ def part_label(name: str) -> str:
     return f"fragment {name}"
 
 
+LINE_RANGE = re.compile(r":\d+(?:-\d+)?$")
+"""The `:N` or `:N-M` a source string ends in when it names lines of its file."""
+
+
 def source_path(ref: str) -> str:
-    """The file of a source string ("models.json#harbor-5.context_window:4" -> "models.json")."""
-    head = ref.split("#", 1)[0]
-    if "#" not in ref:
-        base, sep, tail = head.rpartition(":")
-        if sep and tail.replace("-", "").isdigit():
-            head = base
-    return head
+    """The file of a source string ("models.json#harbor-5.context_window:4" ->
+    "models.json", "fragments/a.md:3-5" -> "fragments/a.md"); the one parser
+    for a live side's sources and a lock's (whose keys come from a pull request:
+    a tail that is not a line range stays part of the name)."""
+    if "#" in ref:
+        return ref.split("#", 1)[0]
+    return LINE_RANGE.sub("", ref)
 
 
 @dataclass(frozen=True)

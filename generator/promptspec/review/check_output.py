@@ -17,7 +17,8 @@ from typing import Any, Sequence
 from ..errors import escape_controls
 from ..util.annotations import Annotation, RuleDoc, github, join_path, sarif
 from .change import Diff
-from .lockfile import part_refs, source_file
+from .change import source_path
+from .lockfile import part_refs
 
 RULES = (
     RuleDoc("lock-out-of-date", "lock-out-of-date", "the spec matches prompts.lock.json (run `promptspec lock` and commit it)", "error"),
@@ -62,7 +63,7 @@ def annotations_for(diff: Diff, breaches: Sequence[Any], lock_path: str, result:
                 unattributed.append(f"{c.id} {s.fragment} ({s.kind})")
             for key in s.changed_sources:
                 ref = refs.get(re.sub(r":\d+(-\d+)?$", "", key))
-                path = ref.path if ref is not None else source_file(key)
+                path = ref.path if ref is not None else source_path(key)
                 line = ref.first_line if ref is not None else 0
                 entry = by_source.setdefault((path, line), {"variants": set(), "sections": set()})
                 entry["variants"].add(c.id)
@@ -104,7 +105,7 @@ def changed_files(diff: Diff) -> dict[str, tuple[str, ...]]:
     for c in diff.changed:
         for s in c.all_changes:
             for src in s.changed_sources:
-                out.setdefault(source_file(src), set()).add(c.id)
+                out.setdefault(source_path(src), set()).add(c.id)
     return {k: tuple(sorted(v)) for k, v in sorted(out.items())}
 
 
@@ -156,7 +157,7 @@ def format_check(diff: Diff, lock_path: str, *, limit: int = 40, axes: Any = Non
     for c in diff.changed:
         parts = []
         for s in c.all_changes:
-            files = sorted({source_file(src) for src in s.changed_sources})
+            files = sorted({source_path(src) for src in s.changed_sources})
             where = f" [{', '.join(files)}]" if files else ""
             if s.kind in ("changed", "retokenized"):
                 parts.append(f"{s.fragment} {_signed(s.delta)}" + (" (tokens only)" if s.kind == "retokenized" else "") + where)

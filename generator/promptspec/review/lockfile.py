@@ -14,7 +14,6 @@ import difflib
 import hashlib
 import json
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -23,7 +22,8 @@ from ..assemble import export
 from ..errors import SpecError
 from ..measure.figures import TOOLS_COUNT_RULE
 from ..spec.files import read_regular_bytes
-from .change import GROUP_ORDER, INSTRUCTIONS, PARAMETERS, TOOL_PREFIX, ChangeGroup, Diff, SectionChange, SectionState, VariantChange, VariantTotals, status_map
+from .change import (GROUP_ORDER, INSTRUCTIONS, PARAMETERS, TOOL_PREFIX, ChangeGroup, Diff, SectionChange, SectionState,
+                     VariantChange, VariantTotals, source_path, status_map)
 
 LOCK_FILE = "prompts.lock.json"
 """Reserved name in a spec folder: the loader ignores it; lint should not call it an orphan."""
@@ -369,11 +369,6 @@ def _sha(entry: Any, fragment: str) -> str:
     return str(part.get("sha256")) if isinstance(part, Mapping) else "-"
 
 
-def source_file(source: str) -> str:
-    """The file of a source as the lock attribution names it ("fragments/a.md:3-5" -> "fragments/a.md")."""
-    return source.split("#", 1)[0] if "#" in source else source.rsplit(":", 1)[0] if re.search(r":\d+(-\d+)?$", source) else source
-
-
 def compare(lock_data: Mapping[str, Any], result, memo: dict[int, tuple[Any, dict[str, Any]]] | None = None) -> Diff:
     """How a fresh pipeline Result differs from lock data (as read): a Diff
     whose base side is the lock (change.py).  Every figure the lock records is
@@ -439,8 +434,8 @@ def compare(lock_data: Mapping[str, Any], result, memo: dict[int, tuple[Any, dic
                                      headroom(vid, _estimate(a)), headroom(vid, est), instructions, tuple(tagged), ()))
     new_files: frozenset[str] = frozenset()
     if old_pairs is not None:
-        known = {source_file(key) for key, _ in old_pairs}
-        new_files = frozenset(f for c in changed for s in c.all_changes for src in s.changed_sources if (f := source_file(src)) not in known)
+        known = {source_path(key) for key, _ in old_pairs}
+        new_files = frozenset(f for c in changed for s in c.all_changes for src in s.changed_sources if (f := source_path(src)) not in known)
     # `conversations` is compared request by request by review/conversation_lock.py (it needs the threads run).
     other = tuple(k for k in sorted(set(lock_data) | set(new))
                   if k not in ("variants", "conversations", "conversation_sources") and lock_data.get(k) != new.get(k))
