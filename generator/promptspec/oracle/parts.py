@@ -9,7 +9,6 @@ with the documented volatile fields removed and the turn's own prompt split off.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -145,5 +144,3 @@ def to_placeholders(text: str, sentinels: Mapping[str, str]) -> str:
             out = out.replace(f"<{tag}>{value}</{tag}>", f"<{tag}>{{{{ {name} }}}}</{tag}>")
     return out
 
-
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")

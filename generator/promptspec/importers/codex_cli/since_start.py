@@ -19,11 +19,11 @@ from typing import Any
 
 import yaml
 
+from ...render.codex import CODEX_PLACEHOLDER
 from .write_spec import ImportProblem
 
 PLACEHOLDER = "since_start"
 """The placeholder the piece becomes in its text file."""
-_FILL = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
 
 
 def left_out(expected: str, sent: str) -> list[tuple[int, int]]:
@@ -41,7 +41,7 @@ def _template_span(template: str, values: dict[str, str], piece: str) -> str | N
     """The part of a placeholder template (`{{ home }}/...`) that renders to `piece`, when it is one."""
     segments: list[tuple[int, int, int, int, bool]] = []  # template start/stop, rendered start/stop, placeholder?
     rendered, t = "", 0
-    for m in _FILL.finditer(template):
+    for m in CODEX_PLACEHOLDER.finditer(template):
         if m.group(1) not in values:
             return None
         segments.append((t, m.start(), len(rendered), len(rendered) + m.start() - t, False))
@@ -69,7 +69,7 @@ def _template_span(template: str, values: dict[str, str], piece: str) -> str | N
 def _jinja(template_piece: str) -> str:
     """A placeholder template as a Jinja expression (literals quoted, placeholders as names)."""
     parts, t = [], 0
-    for m in _FILL.finditer(template_piece):
+    for m in CODEX_PLACEHOLDER.finditer(template_piece):
         if template_piece[t:m.start()]:
             parts.append(json.dumps(template_piece[t:m.start()]))
         parts.append(m.group(1))

@@ -21,7 +21,7 @@ import yaml
 from ...oracle import parts
 from ...oracle.capture import AXES, MODES, PERSONALITIES, Config, Harvest
 from ...oracle.scratch import PROMPT
-from ...render.codex import escape_braces
+from ...render.codex import CODEX_PLACEHOLDER, escape_braces
 from . import learn, world_spec
 from .conditions import Catalog, rectangles
 from .tools_spec import ToolsProblem, build_tools, deferred_files
@@ -379,7 +379,7 @@ class _Texts:
     def placeholders(self, paths) -> list[str]:
         found = set()
         for p in paths:
-            found |= set(parts.PLACEHOLDER.findall(self.files[p]))
+            found |= set(CODEX_PLACEHOLDER.findall(self.files[p]))
         extra = [n for n in self.sentinels if n not in parts.ENVIRONMENT]  # config texts (-c developer_instructions=...)
         return [n for n in (*ENV_NAMES, *extra) if n in found]
 
@@ -536,7 +536,7 @@ def _sorted_roots(table: learn.Table, sentinels: Mapping[str, str]):
         items = []
         for root in re.findall(r"`([^`]*)`", m.group(1)):
             text = parts.to_placeholders(root, sentinels)
-            found = parts.PLACEHOLDER.match(text)
+            found = CODEX_PLACEHOLDER.match(text)
             if found and found.end() == len(text):
                 items.append(found.group(1))
             elif found and found.start() == 0:
