@@ -112,6 +112,11 @@ class VariantTotals:
     headroom: int | None
 
 
+def signed(n: int) -> str:
+    """A token count with its sign, as every review output writes a change ("+12", "±0", "-3")."""
+    return f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))
+
+
 def text_digest(text: str | None) -> str:
     """A text's sha256 ("-" for none): what groups identical changes, and the JSON's `sha256`."""
     return "-" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -298,11 +303,10 @@ class Diff:
         if not self.changed:
             return ""
         top = max(self.changed, key=lambda c: (abs(c.delta), c.delta, c.id))
-        sign = lambda n: f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))  # noqa: E731
         lo, hi = min(c.delta for c in self.changed), max(c.delta for c in self.changed)
-        per = sign(lo) if lo == hi else f"{sign(lo)}…{sign(hi)}"
+        per = signed(lo) if lo == hi else f"{signed(lo)}…{signed(hi)}"
         return (f"{len(self.changed)} of {len(self.universe)} variants changed; Δ per variant {per} tokens; "
-                f"largest Δ {sign(top.delta)} tokens ({top.id})")
+                f"largest Δ {signed(top.delta)} tokens ({top.id})")
 
     @property
     def is_empty(self) -> bool:

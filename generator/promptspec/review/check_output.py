@@ -11,13 +11,11 @@ it reached; a budget breach is annotated on its entry in spec.yaml.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Sequence
 
 from ..errors import escape_controls
 from ..util.annotations import Annotation, RuleDoc, github, join_path, sarif
-from .change import Diff
-from .change import source_path
+from .change import LINE_RANGE, Diff, signed, source_path
 from .lockfile import part_refs
 
 RULES = (
@@ -62,7 +60,7 @@ def annotations_for(diff: Diff, breaches: Sequence[Any], lock_path: str, result:
             if not s.changed_sources:
                 unattributed.append(f"{c.id} {s.fragment} ({s.kind})")
             for key in s.changed_sources:
-                ref = refs.get(re.sub(r":\d+(-\d+)?$", "", key))
+                ref = refs.get(LINE_RANGE.sub("", key))
                 path = ref.path if ref is not None else source_path(key)
                 line = ref.first_line if ref is not None else 0
                 entry = by_source.setdefault((path, line), {"variants": set(), "sections": set()})
@@ -94,9 +92,6 @@ def check_output(fmt: str, diff: Diff, breaches: Sequence[Any], lock_path: str, 
     notes = annotations_for(diff, breaches, lock_path, result, prefix=prefix, threads=threads, thread_sources=thread_sources)
     return github(notes) if fmt == "github" else sarif(notes, RULES, version=version)
 
-
-def _signed(n: int) -> str:
-    return f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))
 
 
 def changed_files(diff: Diff) -> dict[str, tuple[str, ...]]:
@@ -160,11 +155,11 @@ def format_check(diff: Diff, lock_path: str, *, limit: int = 40, axes: Any = Non
             files = sorted({source_path(src) for src in s.changed_sources})
             where = f" [{', '.join(files)}]" if files else ""
             if s.kind in ("changed", "retokenized"):
-                parts.append(f"{s.fragment} {_signed(s.delta)}" + (" (tokens only)" if s.kind == "retokenized" else "") + where)
+                parts.append(f"{s.fragment} {signed(s.delta)}" + (" (tokens only)" if s.kind == "retokenized" else "") + where)
             else:
                 parts.append(f"{s.fragment} ({s.kind}){where}")
         enc = f" [{c.encoding_before} -> {c.encoding_after}]" if c.encoding_before != c.encoding_after else ""
-        rows.append(f"  changed {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)}){enc}"
+        rows.append(f"  changed {c.id}  {c.total_before} -> {c.total_after} ({signed(c.delta)}){enc}"
                     + (f"  {', '.join(parts)}" if parts else "  (the lock's recorded figures differ from the spec's)"))
     rows += [f"  added   {v.id}  {v.total} tokens" for v in diff.added]
     rows += [f"  removed {v.id}  {v.total} tokens" for v in diff.removed]

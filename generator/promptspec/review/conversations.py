@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .change import signed
 from .diff import section_diff, diff_labels
 
 TURN_TEXTS = ("(user)", "(reply)")
@@ -76,5 +77,4 @@ def compare_conversations(base: Sequence[Any], head: Sequence[Any]) -> tuple[Con
 def describe(change: ConversationChange) -> str:
     """`compact_prompt` changed in 4 requests of long-session (from 3 starts), model-switch (from 3 starts)."""
     reach = ", ".join(f"{name} (from {len(ids)} start{'s' if len(ids) != 1 else ''})" for name, ids in change.reaches)
-    sign = f"+{change.delta}" if change.delta > 0 else str(change.delta) if change.delta else "±0"
-    return f"{change.fragment} changed in {change.requests} request(s) of {reach}; Δ up to {sign} tokens per request"
+    return f"{change.fragment} changed in {change.requests} request(s) of {reach}; Δ up to {signed(change.delta)} tokens per request"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import UsageError
-from .change import INSTRUCTIONS, part_label
+from .change import INSTRUCTIONS, part_label, signed
 from .diff import variant_states, section_diff, diff_labels
 
 
@@ -111,19 +111,16 @@ def _part(name: str, sa: Any, sb: Any) -> PairPart:
     return PairPart(name, label, kind, sa.tokens if sa else 0, sb.tokens if sb else 0, diff, keys(sa), keys(sb))
 
 
-def _signed(n: int) -> str:
-    return f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))
-
 
 def pair_text(pair: Pair) -> str:
     out = [f"promptspec compare: A = {pair.a}  B = {pair.b}"]
     if pair.axes:
         out.append("differs in " + ", ".join(f"{ax}: {va} → {vb}" for ax, va, vb in pair.axes))
-    out.append(f"total tokens: {pair.total_a} → {pair.total_b} ({_signed(pair.delta)}); "
+    out.append(f"total tokens: {pair.total_a} → {pair.total_b} ({signed(pair.delta)}); "
                f"{len(pair.differing)} of {len(pair.parts)} parts differ")
     for p in pair.parts:
         what = {"same": "same", "changed": "changed", "only_a": "only in A", "only_b": "only in B"}[p.kind]
-        out.append(f"  {p.label}: {what}" + ("" if p.kind == "same" else f" ({p.tokens_a} → {p.tokens_b}, {_signed(p.delta)})"))
+        out.append(f"  {p.label}: {what}" + ("" if p.kind == "same" else f" ({p.tokens_a} → {p.tokens_b}, {signed(p.delta)})"))
     for p in pair.differing:
         out += ["", f"=== {p.label}: {p.kind.replace('_', ' ')}", p.diff.rstrip("\n")]
     return "\n".join(out) + "\n"
@@ -135,10 +132,10 @@ def pair_markdown(pair: Pair) -> str:
     out = [f"### promptspec: {md_code(pair.a)} → {md_code(pair.b)}", ""]
     if pair.axes:
         out += ["Differs in " + ", ".join(f"{md_escape(ax)}: {md_code(va)} → {md_code(vb)}" for ax, va, vb in pair.axes), ""]
-    out += [f"**Total {pair.total_a} → {pair.total_b} tokens ({_signed(pair.delta)})**; {len(pair.differing)} of {len(pair.parts)} parts differ.", ""]
+    out += [f"**Total {pair.total_a} → {pair.total_b} tokens ({signed(pair.delta)})**; {len(pair.differing)} of {len(pair.parts)} parts differ.", ""]
     for p in pair.differing:
         out += [f"<details open><summary>{md_escape(p.label)}: {md_escape(p.kind.replace('_', ' '))}, "
-                f"{p.tokens_a} → {p.tokens_b} tokens ({_signed(p.delta)})</summary>", "", fenced(p.diff).rstrip("\n"), "", "</details>", ""]
+                f"{p.tokens_a} → {p.tokens_b} tokens ({signed(p.delta)})</summary>", "", fenced(p.diff).rstrip("\n"), "", "</details>", ""]
     return "\n".join(out)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Sequence
 
-from .change import INSTRUCTIONS, ChangeGroup, Diff, SectionChange, SectionState, VariantChange, VariantTotals, text_digest
+from .change import INSTRUCTIONS, ChangeGroup, Diff, SectionChange, SectionState, VariantChange, VariantTotals, signed, text_digest
 from ..util.gh_markdown import fenced, md_code, md_escape
 from .worddiff import long_line_changes
 
@@ -16,12 +16,9 @@ from .worddiff import long_line_changes
 # Shared formatting helpers
 
 
-def _signed(n: int) -> str:
-    return f"+{n}" if n > 0 else ("±0" if n == 0 else str(n))
-
 
 def _range(lo: int, hi: int) -> str:
-    return _signed(lo) if lo == hi else f"{_signed(lo)}…{_signed(hi)}"
+    return signed(lo) if lo == hi else f"{signed(lo)}…{signed(hi)}"
 
 
 def _tokens_range(values: Iterable[int]) -> str:
@@ -58,7 +55,7 @@ def _changed(g: ChangeGroup) -> str:
 
 
 def _section_note(s: SectionChange) -> str:
-    return f"{s.fragment} {s.kind} {s.tokens_before}→{s.tokens_after} ({_signed(s.delta)}) [{s.group_id}]"
+    return f"{s.fragment} {s.kind} {s.tokens_before}→{s.tokens_after} ({signed(s.delta)}) [{s.group_id}]"
 
 
 def _variant_line(c: VariantChange) -> str:
@@ -108,11 +105,11 @@ def to_text(diff: Diff) -> str:
     inc = diff.largest_increases()
     if inc:
         out += ["", "largest token increases:"]
-        out += [f"  {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)})" for c in inc]
+        out += [f"  {c.id}  {c.total_before} -> {c.total_after} ({signed(c.delta)})" for c in inc]
     if diff.changed:
         out += ["", "changed variants:"]
         for c in diff.changed:
-            out.append(f"  {c.id}  {c.total_before} -> {c.total_after} ({_signed(c.delta)})")
+            out.append(f"  {c.id}  {c.total_before} -> {c.total_after} ({signed(c.delta)})")
             out.append(f"      {_variant_line(c)}")
     if diff.added:
         out += ["", "added variants:"] + [f"  {a.id}  {a.total} tokens" for a in diff.added]
@@ -216,15 +213,15 @@ def to_markdown(diff: Diff, *, max_chars: int = 60000, command: str | None = Non
     inc = diff.largest_increases()
     if inc:
         rows = ["| variant | before | after | Δ | % |", "|---|---:|---:|---:|---:|"]
-        rows += [f"| {md_code(c.id)} | {c.total_before} | {c.total_after} | {_signed(c.delta)} | {'' if c.percent is None else f'{c.percent:+.1f}%'} |" for c in inc]
+        rows += [f"| {md_code(c.id)} | {c.total_before} | {c.total_after} | {signed(c.delta)} | {'' if c.percent is None else f'{c.percent:+.1f}%'} |" for c in inc]
         blocks.append(("largest increases", _details(f"Largest token increases ({len(inc)})", "\n".join(rows) + "\n")))
 
     if diff.changed:
         rows = ["| variant | before | after | Δ | sections |", "|---|---:|---:|---:|---|"]
         for c in diff.changed:
-            parts = [f"{md_code(s.fragment)} {_signed(s.delta)} ({s.group_id})" for s in c.all_changes]
+            parts = [f"{md_code(s.fragment)} {signed(s.delta)} ({s.group_id})" for s in c.all_changes]
             parts += [f"{md_code(m.fragment)} moved ({m.group_id})" for m in c.moves]
-            rows.append(f"| {md_code(c.id)} | {c.total_before} | {c.total_after} | {_signed(c.delta)} | {', '.join(parts)} |")
+            rows.append(f"| {md_code(c.id)} | {c.total_before} | {c.total_after} | {signed(c.delta)} | {', '.join(parts)} |")
         blocks.append(("changed variants table", _details(f"Changed variants ({len(diff.changed)})", "\n".join(rows) + "\n")))
     for what, items in (("added", diff.added), ("removed", diff.removed)):
         if items:
