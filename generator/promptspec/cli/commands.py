@@ -275,6 +275,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ..site.output import out_folder
     from ..site import select as site_select
     from ..site.base import BaseLoader
+    from ..assemble.conversation import forget_threads
     from ..site.build import build_site
 
     option = site_select.parse_cli(args.variant_pages)
@@ -305,6 +306,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         conformance = site_conformance.load(args.conformance)
     site = build_site(result, prefix=args.path, changes=changes, variant_pages=option, list_limit=args.list_limit,
                       history=history, history_chart=tuple(args.history_chart or ()), conformance=conformance)
+    forget_threads()  # made into pages: not held while the site is written (as the plugin's one-off build)
     t = time.perf_counter()
     with _progress("pages") as bar:  # the variant pages are made as they are written
         docs, how = out_folder.write_out(site, result, args.out, docs=args.docs, in_place=args.in_place, progress=bar)
