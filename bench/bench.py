@@ -446,7 +446,7 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
         )
         try:
             t = time.perf_counter()
-            while (text := _get(base + page)) is None:
+            while _get(base + page) is None:
                 if proc.poll() is not None:
                     return {"error": "mkdocs serve exited; see " + str(log_path)}
                 if time.perf_counter() - t > args.timeout:

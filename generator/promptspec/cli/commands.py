@@ -25,18 +25,10 @@ def default_spec() -> Path:
     return embedded_spec()
 
 
-SPEC_HELP = ("spec folder (default, the same for every command: spec in [tool.promptspec] of pyproject.toml "
-             "(not for gates), else templates/ at the top of the current git repository, else the embedded "
-             "example; -v shows which)")
-
 GATES = frozenset({"check", "diff", "lint", "history", "verify"})
 """Commands a workflow uses to decide about a pull request: they take no
 defaults from the pyproject.toml the pull request brings, unless told with
 --project-config (SECURITY.md, R1)."""
-
-
-def _spec_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=SPEC_HELP)
 
 
 def fill_defaults(args: argparse.Namespace, *, trusted: bool = True, work_tree: Path | None = None) -> "Applied":
@@ -84,14 +76,6 @@ def spec_choice(args: argparse.Namespace):
     return choice
 
 
-def _codex_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timeout", type=float, default=DEFAULT_CODEX_TIMEOUT, metavar="SECONDS", help="the longest one Codex step may take (default 60)")
-    p.add_argument("--port", type=int, default=0, metavar="N", help="the loopback recorder's port (default: any free one; a fixed port runs one Codex at a time)")
-    p.add_argument("--jobs", type=int, default=0, metavar="N", help="Codex processes capturing at once, each in its own scratch world (default: one per core)")
-    p.add_argument("--no-cache", dest="cache", action="store_false",
-                   help="run Codex for every capture: the capture cache (today's captures of this binary and world) is neither read nor written")
-
-
 def _say_pool(args: argparse.Namespace, stats) -> None:
     """-v: how many captures the cache gave and how many Codex worlds ran (oracle/pool/)."""
     if stats is not None and getattr(args, "verbose", False):
@@ -105,15 +89,6 @@ def _check_jobs(args: argparse.Namespace) -> None:
 
     if args.jobs < 0:
         raise UsageError("--jobs must be 0 (one per core) or more")
-
-
-def _world_args(p: argparse.ArgumentParser, prefix: str, default: str = "") -> None:
-    """The user's world for a Codex run (oracle/world.py): the same flags for import-codex and verify."""
-    p.add_argument("--cwd", metavar="DIR", help=f"{prefix}run Codex in this project (its AGENTS.md chain, git root){default}")
-    p.add_argument("--codex-home", metavar="DIR", help=f"{prefix}take config.toml, AGENTS.md and skills from this Codex home (never auth.json, sessions, history, logs)")
-    p.add_argument("-c", dest="config", action="append", metavar="KEY=VALUE", help=f"{prefix}a config override (TOML value) for every Codex process (repeatable)")
-    p.add_argument("--enable", action="append", metavar="FEATURE", help=f"{prefix}turn a Codex feature on (repeatable)")
-    p.add_argument("--disable", action="append", metavar="FEATURE", help=f"{prefix}turn a Codex feature off (repeatable)")
 
 
 def _world(args: argparse.Namespace):

@@ -10,7 +10,6 @@ from typing import NoReturn
 
 from .. import __version__
 from . import commands
-from .commands import _codex_run_args, _spec_arg, _world_args
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,6 +18,34 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"promptspec: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
+
+SPEC_HELP = ("spec folder (default, the same for every command: spec in [tool.promptspec] of pyproject.toml "
+             "(not for gates), else templates/ at the top of the current git repository, else the embedded "
+             "example; -v shows which)")
+
+
+def spec_arg(p: argparse.ArgumentParser) -> None:
+    """--spec, with the same help (the one spec rule) on every command."""
+    p.add_argument("--spec", type=Path, default=None, metavar="DIR", help=SPEC_HELP)
+
+
+def codex_run_args(p: argparse.ArgumentParser) -> None:
+    """How Codex runs (timeout, recorder port, jobs, capture cache): the same flags for import-codex and verify."""
+    p.add_argument("--timeout", type=float, default=commands.DEFAULT_CODEX_TIMEOUT, metavar="SECONDS", help="the longest one Codex step may take (default 60)")
+    p.add_argument("--port", type=int, default=0, metavar="N", help="the loopback recorder's port (default: any free one; a fixed port runs one Codex at a time)")
+    p.add_argument("--jobs", type=int, default=0, metavar="N", help="Codex processes capturing at once, each in its own scratch world (default: one per core)")
+    p.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="run Codex for every capture: the capture cache (today's captures of this binary and world) is neither read nor written")
+
+
+def world_args(p: argparse.ArgumentParser, prefix: str, default: str = "") -> None:
+    """The user's world for a Codex run (oracle/world.py): the same flags for import-codex and verify."""
+    p.add_argument("--cwd", metavar="DIR", help=f"{prefix}run Codex in this project (its AGENTS.md chain, git root){default}")
+    p.add_argument("--codex-home", metavar="DIR", help=f"{prefix}take config.toml, AGENTS.md and skills from this Codex home (never auth.json, sessions, history, logs)")
+    p.add_argument("-c", dest="config", action="append", metavar="KEY=VALUE", help=f"{prefix}a config override (TOML value) for every Codex process (repeatable)")
+    p.add_argument("--enable", action="append", metavar="FEATURE", help=f"{prefix}turn a Codex feature on (repeatable)")
+    p.add_argument("--disable", action="append", metavar="FEATURE", help=f"{prefix}turn a Codex feature off (repeatable)")
 
 
 TOKENS_EPILOG = (
@@ -54,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("list", help="list every variant of the matrix with its tokens (tools included)", parents=[verbose], epilog=TOKENS_EPILOG)
-    _spec_arg(p)
+    spec_arg(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=commands.cmd_list)
 
@@ -63,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="--format json writes the whole Responses API body (model, instructions, input, tools and the request "
         "parameters, in the order Codex sends them) plus a 'tokens' key. " + TOKENS_EPILOG,
     )
-    _spec_arg(p)
+    spec_arg(p)
     p.add_argument("--model", help="model slug (default: the first model)")
     p.add_argument("--personality", help="personality (default: default)")
     p.add_argument("--mode", help="collaboration mode (default: the first mode)")
@@ -82,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.cmd_tokens)
 
     p = sub.add_parser("build", help="write the site's pages as a plain folder of Markdown + assets (for other site engines)", parents=[verbose])
-    _spec_arg(p)
+    spec_arg(p)
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds; see --in-place)")
     p.add_argument("--path", default="prompts", metavar="FOLDER", help="folder of the pages inside DIR (default: prompts)")
     p.add_argument("--docs", type=Path, default=None, metavar="DOCS",
@@ -106,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.cmd_build)
 
     p = sub.add_parser("explore", help="write the variant explorer as a standalone folder (open index.html; no MkDocs)", parents=[verbose])
-    _spec_arg(p)
+    spec_arg(p)
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (replaced only when the build succeeds)")
     p.set_defaults(func=commands.cmd_explore)
 
@@ -116,24 +143,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.add_argument("--model", action="append", metavar="SLUG", help="with --cli: import only this model (repeatable; default: all)")
-    _world_args(p, "with --cli: ")
+    world_args(p, "with --cli: ")
     p.add_argument("--later-turns", action="store_true",
                    help="with --cli: also capture the standard threads (switches, a skill mention, compactions) and learn what later "
                         "requests send (turns:); nothing is written unless the spec reproduces every request of every thread")
-    _codex_run_args(p)
+    codex_run_args(p)
     p.set_defaults(func=commands.cmd_import_codex)
 
     p = sub.add_parser("verify", help="drive a released Codex CLI and compare its first requests with the spec's, byte for byte")
     p.add_argument("--cli", metavar="PATH", required=True, help="the Codex CLI: its `npm install --prefix` folder or the binary")
-    _spec_arg(p)
+    spec_arg(p)
     p.add_argument("--sample", type=int, default=None, metavar="N", help="compare N variants spread over the matrix (default: all)")
     p.add_argument("--threads", type=int, default=2, metavar="N",
                    help="also compare every request of the standard threads (two turns, each switch, a skill mention, compactions) "
                         "started from the first N compared variants (default 2; 0: none)")
     p.add_argument("--out", type=Path, default=None, metavar="FILE", help="store the report as JSON (for the site's Conformance page)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    _world_args(p, "", " (default: the world the spec's provenance.json records)")
-    _codex_run_args(p)
+    world_args(p, "", " (default: the world the spec's provenance.json records)")
+    codex_run_args(p)
     p.set_defaults(func=commands.cmd_verify)
     site_sub = sub.add_parser("site", help="set up an MkDocs site for a spec").add_subparsers(dest="action", metavar="ACTION", required=True)
     q = site_sub.add_parser("init", help="write DIR/mkdocs.yml and DIR/docs/index.md for a spec (nothing is overwritten)")
@@ -149,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=commands.cmd_init)
 
     p = sub.add_parser("lint", help="check the spec against the lint rules (docs/guide/lint-rules.md)", parents=[verbose])
-    _spec_arg(p)
+    spec_arg(p)
     p.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text", help=FINDINGS_FORMATS)
     p.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
     p.set_defaults(func=commands.cmd_lint)
@@ -162,16 +189,16 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--role", choices=("developer", "user"), required=True)
     q.add_argument("--slot", help="layout slot (default: developer_extensions or user_extensions)")
     q.add_argument("--description", help="the fragment's description")
-    _spec_arg(q)
+    spec_arg(q)
     q.set_defaults(func=commands.cmd_new)
     for kind, folder in (("mode", "modes"), ("personality", "personalities")):
         q = new_sub.add_parser(kind, help=f"write {folder}/NAME.md and add NAME to spec.yaml's {folder}:")
         q.add_argument("name", metavar="NAME")
         q.add_argument("--description", help=f"the {kind}'s description")
-        _spec_arg(q)
+        spec_arg(q)
         q.set_defaults(func=commands.cmd_new)
 
-    review_spec_help = commands.SPEC_HELP + "; for revisions, its path in the repository"
+    review_spec_help = SPEC_HELP + "; for revisions, its path in the repository"
     p = sub.add_parser("diff", help="what a spec change does to every variant (git revisions or spec folders)", parents=[verbose])
     p.add_argument("base", metavar="BASE", help="git revision (origin/main, or rev:NAME) or spec folder written as a path (./DIR, DIR/, or dir:DIR)")
     p.add_argument("head", metavar="HEAD", nargs="?", default=None, help="git revision or spec folder, as for BASE (default: the working tree)")
