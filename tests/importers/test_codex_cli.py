@@ -197,3 +197,45 @@ def test_environment_is_scratch_only(codex, monkeypatch, tmp_path):
         assert env["HOME"].startswith(str(s.base)) and env["CODEX_HOME"].startswith(str(s.base))
     finally:
         remove_scratch(s)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_reimport_takes_the_checked_spec_from_the_cache(codex, imported, tmp_path, monkeypatch):
+    """The same answers and the same code: the spec an earlier import wrote and
+    checked is written again without building or checking it; another version
+    of promptspec builds and checks it afresh (and gets the same files)."""
+    from promptspec.importers.codex_cli import importer
+
+    spec, _ = imported  # the session's import filled the capture cache
+    _, again = importer.import_cli(codex, tmp_path / "again", models=(MODEL,))
+    assert again["spec_from_cache"] and again["pool"].captured == 0
+    assert again["reproduced"] == again["compared"] > 0
+    assert _files(tmp_path / "again") == _files(spec)
+
+    def no_build(h):
+        raise AssertionError("built although the cache holds the spec")
+
+    monkeypatch.setattr(importer, "build", no_build)
+    importer.import_cli(codex, tmp_path / "third", models=(MODEL,))
+    monkeypatch.undo()
+
+    monkeypatch.setattr(importer, "code_fingerprint", lambda: "another promptspec")
+    _, other = importer.import_cli(codex, tmp_path / "other", models=(MODEL,))
+    assert not other["spec_from_cache"] and other["reproduced"] == other["compared"]
+    assert _files(tmp_path / "other") == _files(spec)
+
+
+@pytest.mark.parametrize("entry", [
+    None, "text", {"files": {}, "not_modelled": [], "reproduced": 1, "compared": 1},
+    {"files": {"spec.yaml": "x"}, "not_modelled": [], "reproduced": 1, "compared": 2},
+    {"files": {"spec.yaml": 3}, "not_modelled": [], "reproduced": 1, "compared": 1},
+    {"files": {"spec.yaml": "x"}, "not_modelled": "none", "reproduced": 1, "compared": 1},
+])
+def test_a_broken_or_failed_cache_entry_is_a_miss(entry):
+    from promptspec.importers.codex_cli.importer import _kept
+
+    assert _kept(entry) is None
+    assert _kept({"files": {"spec.yaml": "x"}, "not_modelled": [], "reproduced": 2, "compared": 2}) is not None

@@ -344,6 +344,9 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
     for part in stats["not_modelled"]:
         print(f"not modelled: {part}")
     _say_pool(args, stats.get("pool"))
+    if stats.get("spec_from_cache") and getattr(args, "verbose", False):
+        print("promptspec: the spec from the cache: an earlier import wrote and checked it from the same answers",
+              file=sys.stderr)
     return 0
 
 

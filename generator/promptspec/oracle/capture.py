@@ -81,6 +81,7 @@ class Harvest:
     mcp_deferred: dict[str, Any] = field(default_factory=dict)  # per MCP server a release defers: the namespace it loads (oracle/mcp.py)
     mcp_hidden: list[str] = field(default_factory=list)  # MCP servers no captured request shows (code-mode models only)
     pool: Any = None  # oracle/pool/worlds.py PoolStats: how many came from the cache, how many worlds ran
+    memo: Any = None  # oracle/pool/cache.py Memo: where what is derived from these answers is kept (None: no cache)
 
 
 def debug_models(binary: CodexBinary, scratch: Scratch, timeout: float = 120.0) -> dict[str, Any]:

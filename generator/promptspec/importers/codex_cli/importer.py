@@ -4,15 +4,21 @@ Offline: the catalog from `codex debug models`, every first request from one
 `codex app-server` pointed at a loopback recorder.  The folder is staged and
 swapped in only after the spec loads and reproduces every captured request
 (rendered with the capture's own sentinel values), so a failed import leaves
-nothing behind.
+nothing behind.  A spec that passed is kept in the capture cache under a
+digest of the answers it was written from and of promptspec's code
+(`_made_from`): a re-import that meets the same answers writes it without
+building and checking it again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
+from typing import Any
 
 from ...util.atomic import replace_tree
+from ...util.fingerprint import code_fingerprint
 from ...errors import SpecError
 from ...oracle import binary as _binary
 from ...oracle import capture as _harvest
@@ -76,6 +82,34 @@ def self_check(staging: Path, h: _harvest.Harvest) -> tuple[int, int, str | None
     return same, total, first
 
 
+MEMO_KIND = "imports"
+"""The capture cache's file of imported specs (oracle/pool/cache.py Memo)."""
+
+
+def _made_from(h: _harvest.Harvest) -> dict[str, Any]:
+    """Everything the written spec and its check are a function of: the
+    harvest's answers (not how they were obtained: h.pool) and the code that
+    writes and checks (the store's key holds the binary and the world)."""
+    return {
+        "code": code_fingerprint(), "release": h.release, "sentinels": h.sentinels, "catalog": h.catalog,
+        "captures": [[dataclasses.asdict(c.config), c.body, c.refused, c.transient] for c in h.captures],
+        "commands": h.commands, "models": h.models, "roots_sorted": h.roots_sorted,
+        "mcp_deferred": h.mcp_deferred, "mcp_hidden": h.mcp_hidden,
+    }
+
+
+def _kept(value: Any) -> tuple[Built, int, int] | None:
+    """A memo entry as (spec, reproduced, compared); None for anything else (a miss)."""
+    if not isinstance(value, dict):
+        return None
+    files, notes, same, total = (value.get(k) for k in ("files", "not_modelled", "reproduced", "compared"))
+    if (isinstance(files, dict) and files and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+            and isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+            and isinstance(same, int) and same == total):
+        return Built(dict(files), list(notes)), same, total
+    return None
+
+
 def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tuple[str, ...] = (),
                timeout: float = 60.0, port: int = 0, world: World | None = None,
                later_turns: bool = False, jobs: int = 0, cache: bool = True) -> tuple[Path, dict]:
@@ -90,26 +124,35 @@ def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tu
     _check_out(out, force)
     t0 = time.monotonic()
     h = harvest(codex, models=models, timeout=timeout, port=port, world=world, jobs=jobs, cache=cache)
-    try:
-        built: Built = build(h)
-    except ImportProblem as exc:
-        raise CodexError(f"cannot express what it sends: {exc}", release=codex.release,
-                         hint="report the release; no spec was written") from None
+    key = h.memo.key(_made_from(h)) if h.memo is not None else None
+    kept = _kept(h.memo.get(MEMO_KIND, key)) if h.memo is not None and key is not None else None
+    if kept is not None:
+        built: Built = kept[0]
+    else:
+        try:
+            built = build(h)
+        except ImportProblem as exc:
+            raise CodexError(f"cannot express what it sends: {exc}", release=codex.release,
+                             hint="report the release; no spec was written") from None
     _check_writes(out, built.files)
     parent = out.absolute().parent
     created = [p for p in (parent, *parent.parents) if not p.exists()]
-    stats: dict = {"release": codex.release, "captured": len(h.captures), "not_modelled": built.not_modelled, "pool": h.pool}
+    stats: dict = {"release": codex.release, "captured": len(h.captures), "not_modelled": built.not_modelled, "pool": h.pool,
+                   "spec_from_cache": kept is not None}
     try:
         with replace_tree(out) as staging:
             for rel, content in built.files.items():
                 path = staging / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(content, encoding="utf-8", newline="\n")
-            same, total, first = self_check(staging, h)
+            same, total, first = (kept[1], kept[2], None) if kept is not None else self_check(staging, h)
             stats.update(reproduced=same, compared=total)
             if same != total:
                 raise CodexError(f"the written spec reproduces {same} of {total} captured requests (first: {first})",
                                  release=codex.release, hint="report the release; no spec was written")
+            if kept is None and h.memo is not None and key is not None:
+                h.memo.put(MEMO_KIND, key, {"files": built.files, "not_modelled": built.not_modelled,
+                                            "reproduced": same, "compared": total})
             if later_turns:
                 from .later_turns import import_later_turns
 

@@ -26,7 +26,8 @@ between two runs; docs/verify.md).  Only answers are kept, never comparisons:
 a changed spec is compared afresh with the same captures.
 
 Storage: `<user cache>/codex-captures/<date>-<key>/<kind>.json.gz`, one file per
-kind (first requests, threads, the catalog, the bundled skills).  Every piece
+kind (first requests, threads, the catalog, the bundled skills, and the specs
+imports wrote from them: `Memo`).  Every piece
 of an answer (a message, a tool, the instructions) is stored once per file (a
 release's matrix repeats its instructions and tools hundreds of times), so a
 full matrix is a few hundred kilobytes.  Files
@@ -323,6 +324,29 @@ class Store:
             if not holds(value, TOKEN):
                 entries[key] = chunks.pack(relocate(value, base, TOKEN))
         _write_json(self.folder / f"{kind}.json.gz", {"format": FORMAT, "chunks": chunks.table, "entries": entries})
+
+
+@dataclass(frozen=True)
+class Memo:
+    """A result derived from one run's answers (an import's spec), kept in the
+    same store: found under a digest of those answers in the cache's terms
+    (the scratch folder as TOKEN) and of whatever else the caller says made
+    it (its code), so that a re-run which met only cached answers takes the
+    result instead of deriving it again.  The store's key (binary, world,
+    capture code, day, machine) bounds it as it bounds the answers."""
+
+    store: Store
+    base: str
+
+    def key(self, made_from: Any) -> str:
+        """`made_from`: JSON data (one pass over its text, as relocate does for a dict)."""
+        return hashlib.sha256(_dumps(made_from).replace(self.base, TOKEN).encode("utf-8")).hexdigest()
+
+    def get(self, kind: str, key: str) -> Any:
+        return self.store.get(kind, key, self.base)
+
+    def put(self, kind: str, key: str, value: Any) -> None:
+        self.store.put(kind, {key: value}, self.base)
 
 
 def open_store(binary: "CodexBinary", world: "World | None", codex_home: Path, date: str,

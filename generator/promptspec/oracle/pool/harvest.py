@@ -91,6 +91,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
         h.mcp_hidden = check_mcp(world, [c.body for c in h.captures], binary.release)
         h.roots_sorted = _probe_root_order(pool, h)
         h.pool = pool.stats
+        h.memo = pool.memo()
         if scratch.values()["current_date"] != h.sentinels["current_date"]:
             raise CodexError("the date changed during the run", release=binary.release, hint="rerun")
         return h

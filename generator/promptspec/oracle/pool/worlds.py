@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, T
 from ..binary import CodexBinary, CodexError
 from ..capture import Capture, Config, capture, check_catalog, debug_models
 from ..scratch import Scratch, make_scratch, remove_scratch
-from .cache import TOKEN, Store, open_store, plain, relocate
+from .cache import TOKEN, Memo, Store, open_store, plain, relocate
 
 if TYPE_CHECKING:
     from ..thread import Thread, ThreadCapture
@@ -114,6 +114,10 @@ class CapturePool:
 
     def _key(self, obj: Any) -> str:
         return json.dumps(relocate(obj, self.base, TOKEN), ensure_ascii=False)
+
+    def memo(self) -> "Memo | None":
+        """Where a caller keeps what it derives from this pool's answers (None: no cache)."""
+        return None if self.store is None else Memo(self.store, self.base)
 
     # -- what the callers ask for ------------------------------------------
     def catalog(self) -> dict[str, Any]:
