@@ -273,6 +273,25 @@ def test_instructions_moving_into_a_developer_message_is_a_move() -> None:
     assert [(ch.kind, ch.how) for ch in step.changes] == [("moved", "similar text")] and "+Say what you verified." in step.changes[0].diff
 
 
+def test_a_part_renamed_in_its_place_is_one_renamed_change_of_the_steps_diff() -> None:
+    vals = (("model", "m"), ("personality", "default"), ("mode", "default"))
+    a = _release("1", {"m/default/default": (vals, (_part("perms", "developer", 1, "<permissions>\nread only\n", 6, "<permissions>"),))})
+    b = _release("2", {"m/default/default": (vals, (_part("permissions", "developer", 1, "<permissions>\nread and write\n", 8, "<permissions>"),))})
+    step = history.compare_releases(a, b)
+    [group] = step.diff.groups
+    assert (group.kind, group.name_before, group.name_after, group.how) == ("renamed", "perms", "permissions", "same marker")
+    assert (group.place_before, group.place_after, group.delta_range) == ("developer", "developer", (2, 2))
+    assert "+read and write" in group.diff
+    # The variant's own change names the group and both sides' parts.
+    [variant] = step.diff.changed
+    [section] = variant.sections
+    assert (section.kind, section.group_id, section.before.fragment, section.after.fragment, section.delta) == (  # type: ignore[union-attr]
+        "renamed", group.id, "perms", "permissions", 2)
+    from promptspec.review.history.report import change_title
+
+    assert change_title(group) == "fragment perms → fragment permissions renamed and changed"
+
+
 def test_values_that_come_and_go_and_refused_values_are_listed() -> None:
     def variants(approvals: list[str]) -> dict:
         return {f"m/default/default/{ap}": ((("model", "m"), ("personality", "default"), ("mode", "default"), ("approval_policy", ap)),
@@ -301,8 +320,13 @@ def test_a_new_axis_compares_each_new_variant_with_its_predecessor() -> None:
                          for s, n in (("ro", 2), ("rw", 4))})
     step = history.compare_releases(old, new)
     assert step.axes[0].axis == "sandbox" and step.axes[0].axis_added
-    assert sorted((d.base_id, d.id, d.delta) for d in step.deltas) == [("m/default/default", "m/default/default/ro", 2),
-                                                                      ("m/default/default", "m/default/default/rw", 4)]
+    assert sorted((bid, hid, after - before) for hid, bid, before, after in step.totals()) == [
+        ("m/default/default", "m/default/default/ro", 2), ("m/default/default", "m/default/default/rw", 4)]
+    # The step's comparison is change.py's Diff: the pairs matched across the new axis, their changes in it.
+    assert step.diff.matched == (("m/default/default", "m/default/default/ro"), ("m/default/default", "m/default/default/rw"))
+    assert [(c.id, step.diff.base_id(c.id), c.delta) for c in step.diff.changed] == [
+        ("m/default/default/ro", "m/default/default", 2), ("m/default/default/rw", "m/default/default", 4)]
+    assert [(s.fragment, s.kind) for s in step.diff.changed[0].sections] == [("sb", "added")]
     assert step.added == () and step.removed == ()
 
 
@@ -427,7 +451,7 @@ def test_sections_over_budget_and_compaction_crossings_are_reported() -> None:
     step = history.compare_releases(a, b)
     [over] = step.over_budget
     assert (over.fragment, over.max_tokens, over.variants, over.new) == ("big", 2500, 1, True)
-    assert [d.id for d in step.headroom_crossings()] == ["m/default/default"]
+    assert step.headroom_crossings() == [("m/default/default", 100, -2350)]
     from promptspec.review.history.report import to_text
 
     text = to_text(history.History((a, b), (step,)))

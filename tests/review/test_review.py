@@ -583,6 +583,10 @@ def test_compare_api_for_the_site(repo, cache, expected) -> None:
     assert section.delta == section.after.tokens - section.before.tokens > 0
     assert diff.group(section.group_id).diff.startswith("--- base: section realtime")
     assert review.compare(base, base).is_empty
+    # Same axes on both sides: variants are matched by id; the new mode is the one axis change.
+    both = sorted(set(expected["changed"]) | set(expected["unchanged"]))
+    assert diff.matched == tuple((v, v) for v in both) and all(diff.base_id(v) == v for v in both)
+    assert [(a.axis, a.added, a.removed, a.axis_added, a.axis_removed) for a in diff.axis_changes] == [("mode", ("review",), (), False, False)]
 
     lock_data = json.loads(lockfile.dumps(lockfile.build(base)))
     ldiff = review.compare_to_lock(lock_data, head)
@@ -591,6 +595,7 @@ def test_compare_api_for_the_site(repo, cache, expected) -> None:
     assert sorted(a.id for a in ldiff.added) == expected["added"]
     assert ldiff.status_of(expected["unchanged"][0]) == "unchanged"
     assert {c.id: c.delta for c in ldiff.changed} == {c.id: c.delta for c in diff.changed}
+    assert ldiff.matched == diff.matched
     assert review.compare_to_lock(lock_data, base).matches
 
 

@@ -220,7 +220,7 @@ def test_default_chart_follows_the_variants_that_last_not_the_last_release_s_new
         return NS(variants={f"{m}/default": NS(model=m, total=total + i) for i, m in enumerate(models)})
 
     releases = [release(["old-a", "old-b"], 100), release(["old-a", "old-b"], 110), release(["new-x", "old-a", "new-y", "old-b"], 120)]
-    steps = [NS(deltas=[NS(id=v, base_id=v) for v in r.variants if v in prev.variants]) for prev, r in zip(releases, releases[1:])]
+    steps = [NS(diff=NS(matched=[(v, v) for v in r.variants if v in prev.variants])) for prev, r in zip(releases, releases[1:])]
     lines = traces(NS(releases=releases, steps=steps))
     assert [vid for vid, _ in lines] == ["old-a/default", "old-b/default"]
     assert lines[0][1] == [100, 110, 121]

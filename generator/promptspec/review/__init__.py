@@ -4,8 +4,8 @@ comparing two sides -- two pipeline Results (diff.py) or a lock and a Result
 a reviewer (report.py for `diff`, check_output.py for `check`); sides read
 from git revisions or folders (gitspec.py).  A release series (history/):
 sides written explicitly (sides.py), read (series.py), reduced
-(releases.py), compared step by step (compare.py, with reach.py saying which
-variants a change reaches) and formatted (report.py).
+(releases.py), compared step by step into the same Diff (compare.py, with
+reach.py saying which variants a change reaches) and formatted (report.py).
 
 May import `pipeline` and everything below it; nothing imports `review` but
 `site` and `cli`.
@@ -13,6 +13,7 @@ May import `pipeline` and everything below it; nothing imports `review` but
 
 from .change import (
     INSTRUCTIONS,
+    AxisChange,
     ChangeGroup,
     Diff,
     FileChange,
@@ -48,6 +49,7 @@ __all__ = [
     "parse_side",
     "parse_sides",
     "INSTRUCTIONS",
+    "AxisChange",
     "ChangeGroup",
     "Diff",
     "FileChange",

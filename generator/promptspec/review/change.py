@@ -5,7 +5,19 @@ comparisons produce the same `Diff` -- `diff.compare(base, head)` for two
 Results, `lockfile.compare(lock, result)` for a lock and a Result -- and every
 consumer reads that one type: `promptspec diff` (report.py: text, markdown,
 JSON), `promptspec check` (check_output.py: text, JSON, GitHub, SARIF), the
-site's Changes page and badges (site/pages/changes.py).
+site's Changes page and badges (site/pages/changes.py), and every step of a
+`promptspec history` (history/compare.py: two Releases, which may differ in
+their axes).
+
+Variants are matched by id when both sides have the same axes; when an axis
+or its values change (a release adds a model, or a whole axis), by their
+values on the axes both sides share (`match_variants`).  `Diff.matched` holds
+every matched pair (base id, head id) in the comparer's order, and the axes'
+changes are in `Diff.axis_changes`.  A part present on one side only may be
+matched to one on the other side under another name or in another place (the
+history does this: base instructions moving from the `instructions` field
+into a developer message); its ChangeGroup is then of kind "moved" (another
+place) or "renamed" (same place), with `fragment_before` and `how`.
 
 A lock records hashes and token counts, not text, so a Diff whose base is a
 lock (`base_kind == "lock"`) has no texts: its ChangeGroups carry
@@ -155,7 +167,7 @@ class VariantChange:
     total_before: int
     total_after: int
     estimate_before: int | None  # None: a lock that records none
-    estimate_after: int
+    estimate_after: int | None  # None: a side that records none (a history's release)
     encoding_before: str | None
     encoding_after: str
     headroom_before: int | None
@@ -188,11 +200,14 @@ class ChangeGroup:
     """One distinct change, and every variant it appears in.
 
     For text changes the key is (fragment, before text, after text); for moves
-    it is (fragment, group before, group after)."""
+    it is (fragment, group before, group after).  A comparer that matches
+    parts across names and places (a history step) keys by both names, both
+    texts and both places, and sets `fragment_before`, `place_before`,
+    `place_after` and `how`."""
 
     id: str  # "c1", "c2", ... in report order
-    fragment: str
-    kind: str  # "changed" | "added" | "removed" | "moved"
+    fragment: str  # the head side's name (the base side's for "removed")
+    kind: str  # "changed" | "added" | "removed" | "moved"; from a history also "renamed"; from a lock also "retokenized"
     sources: tuple[str, ...]  # keys of everything the section was built from, either side ("path" or "path#field")
     before_text: str | None
     after_text: str | None
@@ -203,6 +218,23 @@ class ChangeGroup:
     changed_sources: tuple[str, ...] = ()  # of `sources`, those whose content changed: what the edit was
     section: str = ""  # the section as it reads (start marker or first line)
     refs: tuple[SourceRef, ...] = ()  # the sources with line ranges and digests (head side, else base)
+    fragment_before: str = ""  # the base side's name when it differs (a part matched under another name)
+    place_before: str | None = None  # where the part sits on each side (instructions, developer, user, tools, ...),
+    place_after: str | None = None  # when the comparer groups by place; None: absent on that side, or not grouped by place
+    how: str = ""
+    """How a part was matched to its counterpart: "place" or "order" (a move),
+    "base instructions", "same text", "same marker", "similar text" (under
+    another name); "" when matched by name."""
+
+    @property
+    def name_before(self) -> str | None:
+        """The part's name on the base side (None: added)."""
+        return None if self.kind == "added" else (self.fragment_before or self.fragment)
+
+    @property
+    def name_after(self) -> str | None:
+        """The part's name on the head side (None: removed)."""
+        return None if self.kind == "removed" else self.fragment
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -257,6 +289,69 @@ class FileChange:
 
 
 @dataclass(frozen=True)
+class AxisChange:
+    """An axis whose values differ between the sides (or which one side lacks)."""
+
+    axis: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    refused: tuple[tuple[str, str], ...] = ()  # (value, message): values the head side refuses and the base did not
+    axis_added: bool = False
+    axis_removed: bool = False
+
+
+def axis_changes(base_axes: Sequence[tuple[str, Sequence[str]]], head_axes: Sequence[tuple[str, Sequence[str]]],
+                 base_refused: Mapping[str, Mapping[str, str]] | None = None,
+                 head_refused: Mapping[str, Mapping[str, str]] | None = None) -> tuple[AxisChange, ...]:
+    """The axes (in base order, then the head's new ones) whose values came, went or are newly refused."""
+    out = []
+    ba, ha = dict(base_axes), dict(head_axes)
+    for axis in list(dict.fromkeys([*ba, *ha])):
+        before, after = ba.get(axis, ()), ha.get(axis, ())
+        added = tuple(v for v in after if v not in before)
+        removed = tuple(v for v in before if v not in after)
+        refused_now = (head_refused or {}).get(axis, {})
+        refused_before = (base_refused or {}).get(axis, {})
+        refused = tuple((v, refused_now[v]) for v in refused_now if v not in refused_before)
+        if added or removed or refused or (axis in ba) != (axis in ha):
+            out.append(AxisChange(axis, added, removed, refused, axis not in ba, axis not in ha))
+    return tuple(out)
+
+
+def match_variants(base_axes: Sequence[str], base: Mapping[str, Iterable[tuple[str, str]]], head_axes: Sequence[str],
+                   head: Mapping[str, Iterable[tuple[str, str]]]) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """(pairs (base id, head id) in head order, head ids with no counterpart, base ids with no counterpart).
+
+    `base`/`head`: variant id -> its (axis, value) pairs.  With the same axes
+    on both sides a variant is matched by id; otherwise by its values on the
+    axes both sides have.  One base variant may pair with several head
+    variants (an axis appeared); several base variants for one key (an axis
+    disappeared) pair with nothing."""
+    shared = [a for a in base_axes if a in head_axes]
+    if tuple(shared) == tuple(base_axes) == tuple(head_axes):
+        pairs = [(vid, vid) for vid in head if vid in base]
+        return pairs, [v for v in head if v not in base], [v for v in base if v not in head]
+
+    def key(values: Iterable[tuple[str, str]]) -> tuple[str | None, ...]:
+        found = dict(values)
+        return tuple(found.get(a) for a in shared)
+
+    by_key: dict[tuple, list[str]] = {}
+    for vid, values in base.items():
+        by_key.setdefault(key(values), []).append(vid)
+    pairs, added = [], []
+    used: set[str] = set()
+    for vid, values in head.items():
+        candidates = by_key.get(key(values), [])
+        if len(candidates) == 1:
+            pairs.append((candidates[0], vid))
+            used.add(candidates[0])
+        else:
+            added.append(vid)
+    return pairs, added, [vid for vid in base if vid not in used]
+
+
+@dataclass(frozen=True)
 class Diff:
     """Everything a review needs; see the module docstring."""
 
@@ -285,6 +380,19 @@ class Diff:
     """A lock base: its top-level keys (sources, axes, ...) that differ from what the spec gives."""
     new_files: frozenset[str] = frozenset()
     """A lock base: changed source files the lock never recorded (added since)."""
+    matched: tuple[tuple[str, str], ...] = ()
+    """(base id, head id) of every variant on both sides, changed or not, in
+    the comparer's order (by id for diff and lock; a history's in head order,
+    where an id may differ when the axes do).  `changed` and `unchanged` hold
+    head ids."""
+    axis_changes: tuple[AxisChange, ...] = ()
+    """The axes whose values differ between the sides (see `match_variants`)."""
+    head_kind: str = "result"
+    """As `base_kind`, for the head side (a history may end in a lock file)."""
+
+    def base_id(self, head_id: str) -> str:
+        """The base side's id of a matched variant (the same id unless the axes changed)."""
+        return self._by_id[2].get(head_id, head_id)
 
     @property
     def matches(self) -> bool:
@@ -323,9 +431,9 @@ class Diff:
         return self._by_id[1][group_id]
 
     @functools.cached_property
-    def _by_id(self) -> tuple[dict[str, VariantChange], dict[str, ChangeGroup]]:
-        """Changed variants and groups by id: every variant page of a site looks its own up."""
-        return {c.id: c for c in self.changed}, {g.id: g for g in self.groups}
+    def _by_id(self) -> tuple[dict[str, VariantChange], dict[str, ChangeGroup], dict[str, str]]:
+        """Changed variants and groups by id (every variant page of a site looks its own up), base ids by head id."""
+        return {c.id: c for c in self.changed}, {g.id: g for g in self.groups}, {h: b for b, h in self.matched}
 
     def largest_increases(self, n: int = 10) -> list[VariantChange]:
         return largest_increases(self.changed, n)

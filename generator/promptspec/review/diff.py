@@ -27,6 +27,7 @@ from .change import (
     INSTRUCTIONS,
     PARAMETERS,
     TOOL_PREFIX,
+    AxisChange,
     ChangeGroup,
     Diff,
     FileChange,
@@ -35,6 +36,7 @@ from .change import (
     SectionState,
     VariantChange,
     VariantTotals,
+    axis_changes,
     source_path,
     status_map,
     text_digest,
@@ -234,7 +236,8 @@ def compare(base_result, head_result, *, base_label: str = "base", head_label: s
     reached = {path: tuple(sorted(vs)) for path, vs in sorted(reach.items())}
     axes = _axes(base_result, head_result)
     return Diff(base_label, head_label, added, removed, tuple(changed_variants), tuple(unchanged), built, tuple(files), budget, status, reached,
-                axes, tuple(sorted(set(base) | set(head))))
+                axes, tuple(sorted(set(base) | set(head))), matched=tuple((v, v) for v in sorted(set(base) & set(head))),
+                axis_changes=_axis_changes(base_result, head_result))
 
 
 def _axes(base_result, head_result) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -244,6 +247,19 @@ def _axes(base_result, head_result) -> tuple[tuple[str, tuple[str, ...]], ...]:
     except AttributeError:
         return ()
     return tuple((a, tuple(vs) + tuple(v for v in base_axes.get(a, ()) if v not in vs)) for a, vs in head_axes)
+
+
+def _axis_changes(base_result, head_result) -> tuple[AxisChange, ...]:
+    """What the axes' values did between the two specs (values each side refuses included)."""
+    try:
+        b, h = base_result.spec, head_result.spec
+    except AttributeError:
+        return ()
+
+    def refused(spec) -> dict[str, dict[str, str]]:
+        return {a: dict(vals) for a, vals in (getattr(spec, "refuse", None) or {}).items()}
+
+    return axis_changes(tuple(b.axes), tuple(h.axes), refused(b), refused(h))
 
 
 def _keys(refs: Iterable[SourceRef]) -> tuple[str, ...]:

@@ -442,4 +442,5 @@ def compare(lock_data: Mapping[str, Any], result, memo: dict[int, tuple[Any, dic
     status = status_map(unchanged, (v.id for v in added), (v.id for v in removed), (c.id for c in changed))
     axes = tuple((name, tuple(values)) for name, values in result.spec.axes)
     return Diff(LOCK_FILE, "this spec", added, removed, tuple(changed), tuple(unchanged), groups, _status=status, axes=axes,
-                universe=tuple(sorted(set(ov) | set(nv))), base_kind="lock", other=other, new_files=new_files)
+                universe=tuple(sorted(set(ov) | set(nv))), base_kind="lock", other=other, new_files=new_files,
+                matched=tuple((v, v) for v in sorted(set(ov) & set(nv))))

@@ -21,17 +21,27 @@ pipeline Results or lock files) and returns one `Step` per pair N−1 → N:
   increases), sections over the fragment budget, variants that now pass their
   auto-compaction limit.
 
-Pure: Releases in, dataclasses out; formats are in history_report.py.
+Each step's comparison is a `change.Diff`, the one model of a change that
+`diff`, `check` and the site's Changes page read: variants matched across
+changed axes (`Diff.matched`, `Diff.axis_changes`), every distinct part
+change a ChangeGroup (kind "renamed" for a part matched under another name
+in the same place; `how` says how it was matched), every matched pair whose
+request differs a VariantChange.  A `Step` holds that Diff with the two
+Releases and what only a history reports.
+
+Pure: Releases in, dataclasses out; formats are in report.py.
 """
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ...util import textdiff
-from ..change import INSTRUCTIONS, crosses_headroom, largest_increases
+from ..change import (INSTRUCTIONS, AxisChange, ChangeGroup, Diff, SectionChange, SectionState, VariantChange, VariantTotals, axis_changes,
+                      crosses_headroom, status_map)
+from ..change import match_variants as match_by_values
 from ..lockfile import reordered
 from ..reach import Reach, Universe, summarise
 from ..conversation_lock import compare_entries
@@ -46,58 +56,6 @@ KINDS = ("changed", "moved", "renamed", "added", "removed")
 
 
 @dataclass(frozen=True)
-class AxisChange:
-    axis: str
-    added: tuple[str, ...]
-    removed: tuple[str, ...]
-    refused: tuple[tuple[str, str], ...]  # (value, message): values the newer release refuses and the older did not
-    axis_added: bool = False
-    axis_removed: bool = False
-
-
-@dataclass(frozen=True)
-class Change:
-    """One distinct change of one part, and every variant it reaches."""
-
-    id: str  # "c1", "c2" ... within its step
-    kind: str  # changed | moved | renamed | added | removed
-    name_before: str | None
-    name_after: str | None
-    place_before: str | None
-    place_after: str | None
-    text_before: str | None
-    text_after: str | None
-    variants: tuple[str, ...]  # head-side ids (base-side for removed)
-    tokens: tuple[tuple[str, int, int], ...]  # (variant, before, after)
-    reach: Reach
-    diff: str  # unified diff ("" when the text is the same or not known)
-    how: str = ""  # for moves: "place", "order", "base instructions", "same text", "same marker", "similar text"
-
-    @property
-    def name(self) -> str:
-        return self.name_after or self.name_before or ""
-
-    @property
-    def delta_range(self) -> tuple[int, int]:
-        deltas = [a - b for _, b, a in self.tokens] or [0]
-        return min(deltas), max(deltas)
-
-
-@dataclass(frozen=True)
-class VariantDelta:
-    id: str  # head side
-    base_id: str
-    before: int
-    after: int
-    headroom_before: int | None
-    headroom_after: int | None
-
-    @property
-    def delta(self) -> int:
-        return self.after - self.before
-
-
-@dataclass(frozen=True)
 class OverBudget:
     fragment: str
     budget: int
@@ -108,16 +66,17 @@ class OverBudget:
 
 @dataclass(frozen=True)
 class Step:
+    """Release N−1 → N: the Diff of the two (change.py's one model of a
+    change), the releases it was built from, and what only a history
+    reports: sections over the fragment budget, the reach of each change
+    among the matched variants, the conversations that changed."""
+
     index: int  # 1-based
     base: Release
     head: Release
-    axes: tuple[AxisChange, ...]
-    added: tuple[str, ...]  # head variants with no counterpart
-    removed: tuple[str, ...]  # base variants with no counterpart
-    deltas: tuple[VariantDelta, ...]  # every matched pair
-    unchanged: int  # matched pairs with the same request
-    changes: tuple[Change, ...]
+    diff: Diff
     over_budget: tuple[OverBudget, ...]
+    reaches: Mapping[str, Reach]  # change group id -> the variants it reaches, summarised among the matched ones
     added_reach: Reach
     removed_reach: Reach
     threads: tuple[str, ...] = ()
@@ -128,24 +87,53 @@ class Step:
         return f"{self.base.label} → {self.head.label}"
 
     @property
-    def changed(self) -> tuple[VariantDelta, ...]:
-        return tuple(d for d in self.deltas if d.delta != 0 or self._differs(d))
+    def axes(self) -> tuple[AxisChange, ...]:
+        return self.diff.axis_changes
 
-    def _differs(self, d: VariantDelta) -> bool:
-        return self.base.variants[d.base_id].sha != self.head.variants[d.id].sha
+    @property
+    def changes(self) -> tuple[ChangeGroup, ...]:
+        return self.diff.groups
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        """Head variants with no counterpart."""
+        return tuple(a.id for a in self.diff.added)
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        """Base variants with no counterpart."""
+        return tuple(r.id for r in self.diff.removed)
+
+    def reach(self, change: ChangeGroup) -> Reach:
+        return self.reaches[change.id]
+
+    def totals(self) -> list[tuple[str, str, int, int]]:
+        """(head id, base id, total before, total after) of every matched pair, in match order."""
+        out = []
+        for bid, hid in self.diff.matched:
+            c = self.diff.variant(hid)
+            out.append((hid, bid, c.total_before, c.total_after) if c else (hid, bid, self.base.variants[bid].total, self.head.variants[hid].total))
+        return out
 
     def delta_stats(self) -> tuple[int, float, int] | None:
         """(min, median, max) of the token Δ over matched variants; None when none matched."""
-        if not self.deltas:
+        if not self.diff.matched:
             return None
-        ds = sorted(d.delta for d in self.deltas)
+        ds = sorted([c.delta for c in self.diff.changed] + [0] * len(self.diff.unchanged))
         return ds[0], statistics.median(ds), ds[-1]
 
-    def largest_increases(self, n: int = 10) -> list[VariantDelta]:
-        return largest_increases(self.deltas, n)
+    def largest_increases(self, n: int = 10) -> list[VariantChange]:
+        return self.diff.largest_increases(n)
 
-    def headroom_crossings(self) -> list[VariantDelta]:
-        return [d for d in self.deltas if crosses_headroom(d.headroom_before, d.headroom_after)]
+    def headroom_crossings(self) -> list[tuple[str, int | None, int | None]]:
+        """(head id, headroom before, after) of the matched variants that now go past auto-compaction, in match
+        order (a model's limit can change while its request does not, so every pair is looked at)."""
+        out = []
+        for bid, hid in self.diff.matched:
+            before, after = self.base.variants[bid].headroom, self.head.variants[hid].headroom
+            if crosses_headroom(before, after):
+                out.append((hid, before, after))
+        return out
 
 
 @dataclass(frozen=True)
@@ -174,51 +162,10 @@ def build_history(releases: Sequence[Release]) -> History:
     return History(releases, steps)
 
 
-def axis_changes(base: Release, head: Release) -> tuple[AxisChange, ...]:
-    out = []
-    ba, ha = dict(base.axes), dict(head.axes)
-    for axis in list(dict.fromkeys([*ba, *ha])):
-        before, after = ba.get(axis, ()), ha.get(axis, ())
-        added = tuple(v for v in after if v not in before)
-        removed = tuple(v for v in before if v not in after)
-        refused_now = head.refused.get(axis, {})
-        refused_before = base.refused.get(axis, {})
-        refused = tuple((v, refused_now[v]) for v in refused_now if v not in refused_before)
-        if added or removed or refused or (axis in ba) != (axis in ha):
-            out.append(AxisChange(axis, added, removed, refused, axis not in ba, axis not in ha))
-    return tuple(out)
-
-
 def match_variants(base: Release, head: Release) -> tuple[list[tuple[str, str]], list[str], list[str]]:
-    """(pairs (base id, head id), head ids with no counterpart, base ids with no counterpart).
-
-    The key is a variant's values on the axes both releases have.  One base
-    variant may pair with several head variants (an axis appeared); several
-    base variants for one key (an axis disappeared) pair with nothing."""
-    shared = [a for a in base.axis_names if a in head.axis_names]
-    if tuple(shared) == base.axis_names == head.axis_names:
-        pairs = [(vid, vid) for vid in head.variants if vid in base.variants]
-        return pairs, [v for v in head.variants if v not in base.variants], [v for v in base.variants if v not in head.variants]
-
-    def key(v: VariantSnap) -> tuple[str | None, ...]:
-        values = dict(v.values)
-        return tuple(values.get(a) for a in shared)
-
-    by_key: dict[tuple, list[str]] = {}
-    for vid, v in base.variants.items():
-        by_key.setdefault(key(v), []).append(vid)
-    pairs, added = [], []
-    used: set[str] = set()
-    for vid, v in head.variants.items():
-        k = key(v)
-        candidates = by_key.get(k, [])
-        if len(candidates) == 1:
-            pairs.append((candidates[0], vid))
-            used.add(candidates[0])
-        else:
-            added.append(vid)
-    removed = [vid for vid in base.variants if vid not in used]
-    return pairs, added, removed
+    """change.match_variants on two Releases: (pairs (base id, head id), unmatched head ids, unmatched base ids)."""
+    return match_by_values(base.axis_names, {vid: v.values for vid, v in base.variants.items()},
+                           head.axis_names, {vid: v.values for vid, v in head.variants.items()})
 
 
 def compare_releases(base: Release, head: Release, index: int = 1) -> Step:
@@ -228,13 +175,14 @@ def compare_releases(base: Release, head: Release, index: int = 1) -> Step:
     base_u = Universe({bid: base.variants[bid].values for bid, _ in dict.fromkeys(pairs)})
     groups: dict[tuple, dict[str, Any]] = {}
     similar: dict[tuple[str, str], bool] = {}
-    deltas, unchanged = [], 0
+    unchanged: list[str] = []
+    raw: list[tuple[VariantSnap, VariantSnap, list[tuple[tuple, str, Part | None, Part | None]]]] = []
     for bid, hid in pairs:
         b, h = base.variants[bid], head.variants[hid]
-        deltas.append(VariantDelta(hid, bid, b.total, h.total, b.headroom, h.headroom))
         if b.sha == h.sha and b.total == h.total:
-            unchanged += 1
+            unchanged.append(hid)
             continue
+        parts = []
         for kind, pb, ph, how in _part_changes(b.parts, h.parts, similar):
             key = (kind, pb.name if pb else None, ph.name if ph else None, pb.sha if pb else None, ph.sha if ph else None,
                    pb.place if pb else None, ph.place if ph else None)
@@ -243,32 +191,82 @@ def compare_releases(base: Release, head: Release, index: int = 1) -> Step:
                 g = groups[key] = {"kind": kind, "before": pb, "after": ph, "variants": [], "tokens": [], "how": how}
             g["variants"].append(hid if kind != "removed" else bid)
             g["tokens"].append((hid if kind != "removed" else bid, pb.tokens if pb else 0, ph.tokens if ph else 0))
+            parts.append((key, kind, pb, ph))
+        raw.append((b, h, parts))
     rank = {k: i for i, k in enumerate(KINDS)}
-    ordered = sorted(groups.values(), key=lambda g: (-len(g["variants"]), rank[g["kind"]], _gname(g), g["before"].sha if g["before"] else "",
-                                                     g["after"].sha if g["after"] else ""))
-    changes = []
-    for i, g in enumerate(ordered, 1):
-        pb, ph = g["before"], g["after"]
-        tb, ta = (pb.text if pb else None), (ph.text if ph else None)
-        text_differs = (pb.sha if pb else None) != (ph.sha if ph else None)
-        texts_known = (pb is None or tb is not None) and (ph is None or ta is not None)  # a lock side has none
-        diff = _unified(tb, ta, pb.source if pb else "", ph.source if ph else "", base.label, head.label) if text_differs and texts_known else ""
-        universe = base_u if g["kind"] == "removed" else head_u
-        changes.append(Change(
-            id=f"c{i}", kind=g["kind"], name_before=pb.name if pb else None, name_after=ph.name if ph else None,
-            place_before=pb.place if pb else None, place_after=ph.place if ph else None, text_before=tb, text_after=ta,
-            variants=tuple(g["variants"]), tokens=tuple(g["tokens"]), reach=summarise(g["variants"], universe), diff=diff, how=g["how"],
-        ))
+    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]["variants"]), rank[kv[1]["kind"]], _gname(kv[1]),
+                                                     kv[1]["before"].sha if kv[1]["before"] else "", kv[1]["after"].sha if kv[1]["after"] else ""))
+    ids = {key: f"c{i}" for i, (key, _) in enumerate(ordered, 1)}
+    changes = tuple(_group(ids[key], g, base.label, head.label) for key, g in ordered)
+    states: dict[Part, SectionState] = {}
+    changed = tuple(_variant_change(h.id, b, h, [(ids[key], kind, pb, ph) for key, kind, pb, ph in parts], states) for b, h, parts in raw)
+    diff = Diff(
+        base.label, head.label,
+        added=tuple(VariantTotals(v, head.variants[v].total, None, head.variants[v].headroom) for v in added),
+        removed=tuple(VariantTotals(v, base.variants[v].total, None, base.variants[v].headroom) for v in removed),
+        changed=changed, unchanged=tuple(unchanged), groups=changes,
+        _status=status_map(unchanged, added, removed, (c.id for c in changed)),
+        axes=_axes(base, head), universe=tuple(sorted(set(base.variants) | set(head.variants))),
+        base_kind="lock" if base.kind == "lock" else "result", head_kind="lock" if head.kind == "lock" else "result",
+        matched=tuple(pairs), axis_changes=axis_changes(base.axes, head.axes, base.refused, head.refused),
+    )
     return Step(
-        index=index, base=base, head=head, axes=axis_changes(base, head), added=tuple(added), removed=tuple(removed),
-        deltas=tuple(deltas), unchanged=unchanged, changes=tuple(changes), over_budget=_over_budget(base, head),
+        index=index, base=base, head=head, diff=diff, over_budget=_over_budget(base, head),
+        reaches={c.id: summarise(c.variants, base_u if c.kind == "removed" else head_u) for c in changes},
         added_reach=summarise(added, Universe({vid: v.values for vid, v in head.variants.items()})),
         removed_reach=summarise(removed, Universe({vid: v.values for vid, v in base.variants.items()})),
         threads=tuple(compare_entries(dict(base.threads), head.threads)) if base.threads or head.threads else (),
     )
 
 
-def _gname(g: dict[str, Any]) -> str:
+def _group(gid: str, g: dict[str, Any], base_label: str, head_label: str) -> ChangeGroup:
+    """One distinct change of one part as change.py's ChangeGroup (its diff headed by release and template)."""
+    pb, ph = g["before"], g["after"]
+    tb, ta = (pb.text if pb else None), (ph.text if ph else None)
+    text_differs = (pb.sha if pb else None) != (ph.sha if ph else None)
+    texts_known = (pb is None or tb is not None) and (ph is None or ta is not None)  # a lock side has none
+    diff = _unified(tb, ta, pb.source if pb else "", ph.source if ph else "", base_label, head_label) if text_differs and texts_known else ""
+    shown = ph or pb
+    return ChangeGroup(
+        id=gid, fragment=shown.name, kind=g["kind"], sources=tuple(sorted({p.source for p in (pb, ph) if p is not None and p.source})),
+        before_text=tb, after_text=ta, variants=tuple(g["variants"]), tokens=tuple(g["tokens"]), diff=diff, section=shown.marker,
+        fragment_before=pb.name if pb and ph and pb.name != ph.name else "", place_before=pb.place if pb else None,
+        place_after=ph.place if ph else None, how=g["how"],
+    )
+
+
+def _state(part: Part, states: dict[Part, SectionState]) -> SectionState:
+    """A Release's part as a SectionState (a release records no estimate, nor a message role apart from its place)."""
+    found = states.get(part)
+    if found is None:
+        found = states[part] = SectionState(part.name, part.place, "", part.position, part.text, part.tokens, 0, part.source,
+                                            label=part.marker, sha256=part.sha)
+    return found
+
+
+def _variant_change(hid: str, b: VariantSnap, h: VariantSnap, parts: list[tuple[str, str, Part | None, Part | None]],
+                    states: dict[Part, SectionState]) -> VariantChange:
+    """A matched pair whose request differs; a moved or renamed part is a SectionChange of that kind (as from a lock)."""
+    instructions = None
+    sections = []
+    for gid, kind, pb, ph in parts:
+        sc = SectionChange((ph or pb).name, kind, _state(pb, states) if pb else None,  # type: ignore[union-attr]
+                           _state(ph, states) if ph else None, gid)
+        if kind == "changed" and sc.fragment == INSTRUCTIONS and instructions is None:
+            instructions = sc
+        else:
+            sections.append(sc)
+    return VariantChange(hid, b.total, h.total, None, None, b.encoding, h.encoding, b.headroom, h.headroom, instructions, tuple(sections), ())
+
+
+def _axes(base: Release, head: Release) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Head's axes, with values only the base has appended, then the axes only the base has."""
+    ba = dict(base.axes)
+    out = [(a, tuple(vs) + tuple(v for v in ba.get(a, ()) if v not in vs)) for a, vs in head.axes]
+    return tuple(out + [(a, tuple(vs)) for a, vs in base.axes if a not in dict(head.axes)])
+
+
+def _gname(g: Mapping[str, Any]) -> str:
     p = g["after"] or g["before"]
     return p.name
 
@@ -368,5 +366,4 @@ def _over_budget(base: Release, head: Release) -> tuple[OverBudget, ...]:
     return tuple(OverBudget(f, budget, most, n, f not in before) for f, (most, n) in sorted(now.items()))
 
 
-__all__ = ["AxisChange", "Change", "History", "OverBudget", "Step", "VariantDelta", "axis_changes", "build_history",
-           "compare_releases", "match_variants"]
+__all__ = ["History", "OverBudget", "Step", "build_history", "compare_releases", "match_variants"]

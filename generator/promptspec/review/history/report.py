@@ -14,8 +14,8 @@ import json
 import re
 from typing import Any
 
-from ..change import part_label
-from .compare import Change, History, Step
+from ..change import ChangeGroup, part_label
+from .compare import History, Step
 from ...util.gh_markdown import fenced, md_escape, md_span, md_text
 from ..report import MIN_MARKDOWN_CHARS
 
@@ -49,12 +49,12 @@ def _place(p: str | None) -> str:
     return PLACES.get(p or "", f"{p} message" if p else "-")
 
 
-def change_title(c: Change) -> str:
+def change_title(c: ChangeGroup) -> str:
     """`fragment realtime changed`, `base instructions → fragment base_instructions moved (instructions field → developer message)`."""
     if c.name_before and c.name_after and c.name_before != c.name_after:
         what = f"{part_label(c.name_before)} → {part_label(c.name_after)}"
     else:
-        what = part_label(c.name)
+        what = part_label(c.fragment)
     if c.kind == "moved":
         where = _place(c.place_after) if c.place_before == c.place_after else f"{_place(c.place_before)} → {_place(c.place_after)}"
         extra = " and changed" if c.diff else ""
@@ -104,6 +104,7 @@ def axis_lines(step: Step) -> list[str]:
 
 def step_data(step: Step) -> dict[str, Any]:
     stats = step.delta_stats()
+    diff = step.diff
     return {
         "index": step.index,
         "base": step.base.label,
@@ -111,9 +112,9 @@ def step_data(step: Step) -> dict[str, Any]:
         "axes": [{"axis": a.axis, "added": list(a.added), "removed": list(a.removed), "refused": [{"value": v, "message": m} for v, m in a.refused],
                   "axis_added": a.axis_added, "axis_removed": a.axis_removed} for a in step.axes],
         "variants": {
-            "matched": len(step.deltas),
-            "changed": len(step.changed),
-            "unchanged": step.unchanged,
+            "matched": len(diff.matched),
+            "changed": len(diff.changed),
+            "unchanged": len(diff.unchanged),
             "added": list(step.added),
             "removed": list(step.removed),
             "added_reach": step.added_reach.to_data(),
@@ -121,7 +122,7 @@ def step_data(step: Step) -> dict[str, Any]:
         },
         "changes": [
             {"id": c.id, "kind": c.kind, "title": change_title(c), "name_before": c.name_before, "name_after": c.name_after,
-             "place_before": c.place_before, "place_after": c.place_after, "how": c.how, "reach": c.reach.to_data(),
+             "place_before": c.place_before, "place_after": c.place_after, "how": c.how, "reach": step.reach(c).to_data(),
              "variants": list(c.variants), "delta_min": c.delta_range[0], "delta_max": c.delta_range[1],
              "tokens": [{"variant": v, "before": b, "after": a} for v, b, a in c.tokens], "diff": c.diff}
             for c in step.changes
@@ -130,13 +131,14 @@ def step_data(step: Step) -> dict[str, Any]:
             "delta_min": stats[0] if stats else None,
             "delta_median": stats[1] if stats else None,
             "delta_max": stats[2] if stats else None,
-            "per_variant": [{"id": d.id, "base_id": d.base_id, "before": d.before, "after": d.after, "delta": d.delta} for d in step.deltas],
-            "largest_increases": [{"id": d.id, "before": d.before, "after": d.after, "delta": d.delta} for d in step.largest_increases(TOP)],
+            "per_variant": [{"id": hid, "base_id": bid, "before": b, "after": a, "delta": a - b} for hid, bid, b, a in step.totals()],
+            "largest_increases": [{"id": d.id, "before": d.total_before, "after": d.total_after, "delta": d.delta}
+                                  for d in step.largest_increases(TOP)],
         },
         "over_budget": [{"fragment": o.fragment, "budget": o.budget, "max_tokens": o.max_tokens, "variants": o.variants, "new": o.new}
                         for o in step.over_budget],
-        "headroom_crossings": [{"id": d.id, "headroom_before": d.headroom_before, "headroom_after": d.headroom_after}
-                               for d in step.headroom_crossings()],
+        "headroom_crossings": [{"id": vid, "headroom_before": before, "headroom_after": after}
+                               for vid, before, after in step.headroom_crossings()],
         "conversations": list(step.threads),
     }
 
@@ -170,7 +172,7 @@ def to_text(history: History) -> str:
     for step in history.steps:
         out.append("")
         out.append(f"== step {step.index}: {_clean(step.title)}")
-        out.append(f"variants: {len(step.deltas)} matched ({len(step.changed)} changed, {step.unchanged} unchanged), "
+        out.append(f"variants: {len(step.diff.matched)} matched ({len(step.diff.changed)} changed, {len(step.diff.unchanged)} unchanged), "
                    f"{len(step.added)} added, {len(step.removed)} removed")
         out += [f"  {_clean(line)}" for line in axis_lines(step)]
         if step.added:
@@ -183,16 +185,16 @@ def to_text(history: History) -> str:
         top = step.largest_increases(TOP)
         if top:
             out.append("largest increases:")
-            out += [f"  {_clean(d.id)}  {d.before} -> {d.after} ({_signed(d.delta)})" for d in top]
+            out += [f"  {_clean(d.id)}  {d.total_before} -> {d.total_after} ({_signed(d.delta)})" for d in top]
         if step.changes:
             out.append("changes:")
             for c in step.changes:
                 lo, hi = c.delta_range
-                out.append(f"  [{c.id}] {_clean(change_title(c))}  {_range(lo, hi)} tokens  in {_clean(c.reach.text())}")
+                out.append(f"  [{c.id}] {_clean(change_title(c))}  {_range(lo, hi)} tokens  in {_clean(step.reach(c).text())}")
         for o in step.over_budget:
             out.append(f"over budget: {o.fragment} up to {o.max_tokens} tokens > {o.budget} in {o.variants} variants{' (new)' if o.new else ''}")
-        for d in step.headroom_crossings():
-            out.append(f"past auto-compaction: {_clean(d.id)} headroom {d.headroom_before} -> {d.headroom_after}")
+        for vid, before, after in step.headroom_crossings():
+            out.append(f"past auto-compaction: {_clean(vid)} headroom {before} -> {after}")
         if step.threads:
             out.append("conversations:")
             out += [f"  {_clean(line)}" for line in step.threads]
@@ -207,15 +209,11 @@ def to_text(history: History) -> str:
 # markdown
 
 
-def _md_reach(c: Change) -> str:
-    return md_text(c.reach.text())
-
-
 def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief: bool = False) -> str:
     """One step as Markdown; `brief`: its heading and counts only."""
     out = [f"{heading} {md_text(step.title)}", ""]
     stats = step.delta_stats()
-    out.append(f"**Variants:** {len(step.deltas)} matched ({len(step.changed)} changed, {step.unchanged} unchanged), "
+    out.append(f"**Variants:** {len(step.diff.matched)} matched ({len(step.diff.changed)} changed, {len(step.diff.unchanged)} unchanged), "
                f"{len(step.added)} added, {len(step.removed)} removed.")
     if stats:
         out.append(f"**Tokens Δ per variant:** min {_signed(stats[0])}, median {_signed(stats[1])}, max {_signed(stats[2])}.")
@@ -235,12 +233,12 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief:
     if step.changes:
         out += ["| | change | reaches | tokens Δ |", "|---|---|---|---|"]
         for c in step.changes:
-            out.append(f"| {c.id} | {md_text(change_title(c))} | {_md_reach(c)} | {_range(*c.delta_range)} |")
+            out.append(f"| {c.id} | {md_text(change_title(c))} | {md_text(step.reach(c).text())} | {_range(*c.delta_range)} |")
         out.append("")
     top = step.largest_increases(TOP)
     if top:
         out += ["**Largest increases**", "", "| variant | before | after | Δ |", "|---|---|---|---|"]
-        out += [f"| {md_span(d.id)} | {d.before:,} | {d.after:,} | {_signed(d.delta)} |" for d in top]
+        out += [f"| {md_span(d.id)} | {d.total_before:,} | {d.total_after:,} | {_signed(d.delta)} |" for d in top]
         out.append("")
     if step.over_budget:
         out.append("**Sections over the fragment budget**")
@@ -250,7 +248,7 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief:
         out.append("")
     crossings = step.headroom_crossings()
     if crossings:
-        out.append("**Now past auto-compaction:** " + ", ".join(f"{md_span(d.id)} ({d.headroom_after:,})" for d in crossings))
+        out.append("**Now past auto-compaction:** " + ", ".join(f"{md_span(vid)} ({after:,})" for vid, _, after in crossings))
         out.append("")
     if step.threads:
         out += ["**Conversations**", ""] + [f"- {md_text(line)}" for line in step.threads] + [""]
@@ -258,7 +256,7 @@ def step_markdown(step: Step, *, heading: str = "##", diffs: bool = True, brief:
     return text + "".join(_diff_block(c) for c in step.changes if c.diff) if diffs else text
 
 
-def _diff_block(c: Change) -> str:
+def _diff_block(c: ChangeGroup) -> str:
     return f"<details><summary>{c.id}: {md_escape(change_title(c))}</summary>\n\n{fenced(c.diff).rstrip(chr(10))}\n\n</details>\n\n"
 
 

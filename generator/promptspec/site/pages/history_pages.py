@@ -17,7 +17,8 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Sequence
 
-from ...review.history.compare import Change, History, Step
+from ...review.change import ChangeGroup
+from ...review.history.compare import History, Step
 from ...review.history.report import axis_lines, change_title, release_stats
 from ...review.lockfile import request_hash
 from .changes import diff_html
@@ -64,7 +65,7 @@ def traces(history: History, chosen: Sequence[str] = ()) -> list[tuple[str, list
     if not history.releases:
         return []
     last = history.releases[-1]
-    back = [{d.id: d.base_id for d in step.deltas} for step in history.steps]
+    back = [{hid: bid for bid, hid in step.diff.matched} for step in history.steps]
 
     def trace(vid: str) -> list[int | None]:
         totals: list[int | None] = [None] * len(history.releases)
@@ -195,7 +196,7 @@ def timeline_page(idx: SiteIndex, history: History, chart_variants: Sequence[str
         target = step_page_path(idx, step)
         spread = " / ".join(_signed(x) for x in stats) if stats else "–"
         srows.append([link(idx.href(page, target), h(step.title)), Cell(num(len(step.changes)), "ps-r"),
-                      Cell(num(len(step.changed)), "ps-r"), Cell(f"+{len(step.added):,} / −{len(step.removed):,}", "ps-r"),
+                      Cell(num(len(step.diff.changed)), "ps-r"), Cell(f"+{len(step.added):,} / −{len(step.removed):,}", "ps-r"),
                       Cell(spread, "ps-r")])
     out += ["## Steps", "", table(["step", Cell("changes", "ps-r"), Cell("changed variants", "ps-r"), Cell("variants added / removed", "ps-r"),
                                    Cell("Δ tokens min / median / max", "ps-r")], srows, cls="ps-history-steps"), ""]
@@ -242,8 +243,9 @@ def step_page(idx: SiteIndex, history: History, step: Step, linker: _Linker) -> 
     page = step_page_path(idx, step)
     out = page_head(f"History: {step.title}", f"{step.title}")
     stats = step.delta_stats()
-    facts = (f"Step {step.index} of {len(history.steps)}. {len(step.deltas):,} variants matched by their axis values "
-             f"({len(step.changed):,} changed, {step.unchanged:,} unchanged), {len(step.added):,} added, {len(step.removed):,} removed.")
+    facts = (f"Step {step.index} of {len(history.steps)}. {len(step.diff.matched):,} variants matched by their axis values "
+             f"({len(step.diff.changed):,} changed, {len(step.diff.unchanged):,} unchanged), {len(step.added):,} added, "
+             f"{len(step.removed):,} removed.")
     if stats:
         facts += f" Tokens Δ per variant: min {_signed(stats[0])}, median {_signed(stats[1])}, max {_signed(stats[2])}."
     nav = [link(idx.href(page, timeline_page_path(idx)), "Timeline")]
@@ -263,13 +265,14 @@ def step_page(idx: SiteIndex, history: History, step: Step, linker: _Linker) -> 
             items.append(f"<li>removed variants: {h(step.removed_reach.text())}</li>")
         out += ["## Axis values and variants", "", block(f"<ul>{''.join(items)}</ul>", cls="ps-history-axes"), ""]
     if step.changes:
-        rows = [[link(f"#change-{c.id}", h(c.id)), h(change_title(c)), h(c.reach.text()), Cell(num(len(c.variants)), "ps-r"),
+        rows = [[link(f"#change-{c.id}", h(c.id)), h(change_title(c)), h(step.reach(c).text()), Cell(num(len(c.variants)), "ps-r"),
                  Cell(_range(*c.delta_range), "ps-r")] for c in step.changes]
         out += [f"## Changes ({len(step.changes)})", "",
                 table(["#", "change", "reaches", Cell("variants", "ps-r"), Cell("Δ tokens", "ps-r")], rows), ""]
     top = step.largest_increases(10)
     if top:
-        rows = [[linker.link(page, step.head, d.id), Cell(num(d.before), "ps-r"), Cell(num(d.after), "ps-r"), Cell(signed(d.delta), "ps-r")]
+        rows = [[linker.link(page, step.head, d.id), Cell(num(d.total_before), "ps-r"), Cell(num(d.total_after), "ps-r"),
+                 Cell(signed(d.delta), "ps-r")]
                 for d in top]
         out += ["## Largest token increases", "", table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r")], rows,
                                                         cls="ps-nowrap"), ""]
@@ -279,8 +282,8 @@ def step_page(idx: SiteIndex, history: History, step: Step, linker: _Linker) -> 
         out += ["## Sections over the fragment budget", "", block(f"<ul>{items}</ul>", cls="ps-alerts admonition warning"), ""]
     crossings = step.headroom_crossings()
     if crossings:
-        items = "".join(f"<li>{linker.link(page, step.head, d.id)}: headroom {num(d.headroom_before)} → {num(d.headroom_after)}</li>"
-                        for d in crossings[: idx.list_limit])
+        items = "".join(f"<li>{linker.link(page, step.head, vid)}: headroom {num(before)} → {num(after)}</li>"
+                        for vid, before, after in crossings[: idx.list_limit])
         out += ["## Now past auto-compaction", "", block(f"<ul>{items}</ul>", cls="ps-alerts admonition warning"), ""]
     for c in step.changes:
         out += _change_block(idx, page, step, c, linker)
@@ -291,10 +294,10 @@ def _range(lo: int, hi: int) -> str:
     return signed(lo) if lo == hi else f"{signed(lo)} … {signed(hi)}"
 
 
-def _change_block(idx: SiteIndex, page: str, step: Step, c: Change, linker: _Linker) -> list[str]:
+def _change_block(idx: SiteIndex, page: str, step: Step, c: ChangeGroup, linker: _Linker) -> list[str]:
     out = [f"### {h(c.id)} · {h(change_title(c))}", ""]
     release = step.base if c.kind == "removed" else step.head
-    facts = f"Reaches {h(c.reach.text())}."
+    facts = f"Reaches {h(step.reach(c).text())}."
     if c.how in ("base instructions", "same text", "same marker", "similar text"):
         facts += f" The part was matched by {h(c.how)}{' under a new name' if c.name_before != c.name_after else ''}."
     elif c.how == "order":
@@ -305,7 +308,7 @@ def _change_block(idx: SiteIndex, page: str, step: Step, c: Change, linker: _Lin
         variants += f" … and {len(c.variants) - len(listed):,} more"
     inner = [para(facts), f'<details class="ps-change-variants"><summary>variants ({len(c.variants)})</summary>',
              f'<p class="ps-variants">{variants}</p>', "</details>"]
-    lock_side = (c.kind != "added" and c.text_before is None) or (c.kind != "removed" and c.text_after is None)
+    lock_side = (c.kind != "added" and c.before_text is None) or (c.kind != "removed" and c.after_text is None)
     if c.diff:
         inner.append(diff_html(c.diff))
     elif lock_side:
