@@ -447,3 +447,18 @@ def test_a_root_inside_a_credentials_folder_is_refused(tmp_path: Path, secret: s
     keys.rename(plain)
     (spec / "spec.yaml").write_text(text + f"roots:\n  keys: {plain.as_posix()}\n", encoding="utf-8")
     assert load_spec(spec).fs.roots["keys"] == plain.resolve()
+
+
+def test_the_time_budget_counts_the_renders_cpu_time(tmp_path: Path) -> None:
+    """Within its step budget a template can still spend too long; the budget
+    is the render's own CPU time, which a loaded machine does not inflate."""
+    from conftest import write_spec
+    from promptspec import pipeline
+
+    spec = write_spec(tmp_path / "slow", spec={"limits": {"max_seconds": 0.02}},
+                      fragments={"greeting": {"description": "A loop.", "role": "developer", "slot": "permissions", "body": "greeting.md"}},
+                      files={"fragments/greeting.md": "{% for a in range(900) %}{% for b in range(900) %}{% endfor %}{% endfor %}hello\n"})
+    with pytest.raises(SpecError, match=r"template took more than 0\.02 s of CPU time"):
+        pipeline.run(spec)
+    (spec / "fragments" / "greeting.md").write_text("{% for a in range(1000) %}{% endfor %}hello\n", encoding="utf-8")
+    assert pipeline.run(spec).requests
