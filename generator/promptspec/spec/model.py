@@ -309,6 +309,7 @@ class ExactPart:
     kind: str  # "instructions" | "fragment" | "tool" | "param"
     name: str  # the fragment, tool file stem or parameter; "" for instructions
     when: When = field(hash=False)
+    first: When | None = field(default=None, hash=False)  # a condition on the thread's first model (None: any)
     file: str | None = None
     value: Any = field(default=None, hash=False)
     tool: "Tool | None" = field(default=None, hash=False)  # kind "tool": the tool as sent (None: not sent)

@@ -40,6 +40,7 @@ class Learned:
     turns: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)  # spec-relative path -> content
     scenario: dict[str, Any] = field(default_factory=dict)  # scenario keys the later turns add
+    exact: list[dict[str, Any]] = field(default_factory=list)  # `exact:` entries the later turns add (first ones win)
 
 
 def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: Any, variables: Any,
@@ -247,6 +248,24 @@ def _add_scenario(path: Any, values: dict[str, Any]) -> None:
     path.write_text(text.replace("\nscenario:\n", "\nscenario:\n" + lines, 1), encoding="utf-8", newline="\n")
 
 
+def _add_exact(path: Any, entries: list[dict[str, Any]]) -> None:
+    """`exact:` entries put first in the written spec.yaml's list (a new list at its end when it has none)."""
+    if not entries:
+        return
+    text = path.read_text(encoding="utf-8")
+    dumped = yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=1000)
+    if "\nexact:\n" in text:
+        after = text.split("\nexact:\n", 1)[1]
+        indent = after[:len(after) - len(after.lstrip(" "))]  # the list's own indentation
+        dumped = "".join(indent + line for line in dumped.splitlines(keepends=True))
+        text = text.replace("\nexact:\n", "\nexact:\n" + dumped, 1)
+    else:
+        text = text.rstrip("\n") + "\nexact:\n" + dumped
+    path.write_text(text, encoding="utf-8", newline="\n")
+    if not isinstance(yaml.safe_load(text).get("exact"), list):
+        raise ImportProblem("the written spec.yaml's exact list could not be extended")
+
+
 def turns_yaml(learned: Learned) -> str:
     """The `turns:` block appended to the written spec.yaml."""
     return "\n# Later turns, learned from the release's standard threads (docs/spec-format.md, turns).\n" + yaml.safe_dump(
@@ -360,6 +379,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content, encoding="utf-8", newline="\n")
         _add_scenario(staging / "spec.yaml", learned.scenario)
+        _add_exact(staging / "spec.yaml", learned.exact)
         with open(staging / "spec.yaml", "a", encoding="utf-8", newline="\n") as f:
             f.write(turns_yaml(learned))
         if order:
