@@ -448,7 +448,7 @@ class _Context:
         if name in ("personality", "mode"):
             choice = spec.personality(v.personality) if name == "personality" else spec.mode(v.mode)
             text, text_sources = self.asm.choice_text_sources(choice, name, self)
-            data = {"name": choice.name, "display_name": choice.display_name, "description": choice.description, "text": text}
+            data = {"name": choice.name, "display_name": choice.display_name, "description": choice.description, "text": text, **({"fills": choice.filled} if name == "personality" else {})}
             declared = field_ref(spec.fs.display(spec.root / "spec.yaml"), f"{name}s.{choice.name}",
                                  [choice.display_name, choice.description, choice.template, choice.engine], choice.line)
             sources = {k: (declared,) for k in data}

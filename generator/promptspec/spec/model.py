@@ -146,6 +146,11 @@ class Choice:
     removes_section: str | None = None
     """Personalities: a heading line whose section is removed from templates without the placeholder."""
 
+    @property
+    def filled(self) -> str:
+        """The instructions variable's suffix this personality fills (`personality.fills` in templates)."""
+        return self.name if self.fills is None else self.fills
+
 
 class _Cell(Protocol):
     """What a `When` reads from a variant (assemble's Variant has it)."""

@@ -230,11 +230,50 @@ def _switch_rebuilt(out: Learned, captures: dict[str, ThreadCapture], first_sect
             order = int((doc or {}).get("order", 0)) + (-1 if k + 1 < len(texts) else 1)
             start, end = text.split(base, 1)
             _fragment(out.files, "model_switch_rebuilt", item.get("role", "developer"), start, end,
-                      "{% if thread.previous.model != model.slug %}{{ model_base.text }}{% endif %}",
+                      "{{ model_base.text }}",
                       "Joins the initial context a compaction re-injects when the model changed this turn: "
                       "the new base instructions in the release's wrapper.", model_slug(name, 1) if model_slug else None,
-                      slot=section.slot, order=order)
+                      guard="thread.previous.model != model.slug", slot=section.slot, order=order)
             return
+
+
+def _rebuilt_updates(out: Learned, captures: dict[str, ThreadCapture], first_sections: Any, fragment_doc: Any) -> None:
+    """A context update the release also puts into the initial context it
+    re-injects after a switch across families (0.144.3: a switch to gpt-5.5
+    adds its personality text to the v2 layout's developer message): a section
+    the new state's first request lacks, in the markers of a later fragment an
+    update sends, becomes a copy of that fragment with the slot of the section
+    beside it (joining only rebuilt contexts), under the update's `when`, sent
+    when the model changed this turn."""
+    name = "model-across-families"
+    cap = captures.get(name)
+    if cap is None or len(cap.bodies) != 3:
+        return
+    now = {x.text: x for x in first_sections(name, 1)}
+    first = {x.text for x in first_sections(name, 0)}
+    updates = {f: u for u in out.turns.get("updates", []) for f in u["fragments"]}
+    for item in cap.bodies[2]["input"]:
+        texts = _texts(item)
+        for k, text in enumerate(texts):
+            if text in now or text in first:
+                continue
+            for fragment, update in updates.items():
+                if f"fragments/{fragment}_rebuilt.yaml" in out.files:
+                    continue  # placed already (the base instructions' wrapper: _switch_rebuilt)
+                doc = yaml.safe_load(out.files.get(f"fragments/{fragment}.yaml", "{}")) or {}
+                if not (doc.get("later") and doc.get("start") and doc.get("end") and not doc.get("slot")) \
+                        or not (text.startswith(doc["start"]) and text.endswith(doc["end"])) or "{" in doc["start"] + doc["end"]:
+                    continue
+                beside = texts[k + 1] if k + 1 < len(texts) else (texts[k - 1] if k else None)
+                section = now.get(beside) if beside is not None else None
+                if section is None or not section.slot:
+                    raise ImportProblem(f"thread {name}: the rebuilt context holds a {fragment} section no slot places")
+                order = int((fragment_doc(section.fragment) or {}).get("order", 0)) + (-1 if k + 1 < len(texts) else 1)
+                extra = {"when": update["when"]} if update.get("when") else {}
+                _fragment(out.files, f"{fragment}_rebuilt", doc.get("role", item.get("role", "developer")), doc["start"], doc["end"],
+                          doc["text"], f"{fragment} as the initial context a compaction re-injects after a model switch carries it.",
+                          guard="thread.previous.model != model.slug", slot=section.slot, order=order, **extra)
+                break
 
 
 def _add_scenario(path: Any, values: dict[str, Any]) -> None:
@@ -374,6 +413,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
             merge_family(learned, fam_caps, fam[1].model, family.get(fam[1].model), family.get(starts[0][1].model), FAMILY_FIELD,
                          body_changes, _new_items, fam_updates)
             learn_other_start(learned, captured[-1][1], machine, asm, fam[0], FAMILY_FIELD, family.get(starts[0][1].model), body_changes)
+        _rebuilt_updates(learned, caps, sections, fragment_doc)
         for rel, content in learned.files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -46,9 +46,11 @@ def _new_items(bodies: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
 
 
 def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str, text: str, description: str,
-              slug: str | None = None, **extra: Any) -> None:
+              slug: str | None = None, guard: str | None = None, **extra: Any) -> None:
     """Write a later fragment: the release's wrapper as its markers (the new
-    model's slug in it as `{{ model.slug }}`), `text` its template."""
+    model's slug in it as `{{ model.slug }}`), `text` its template; `guard`: a
+    condition the whole section is sent under (the wrapper too, where it has to
+    be literal text)."""
     for marker in (start, end):
         if "{" in marker or "}" in marker:
             raise ImportProblem(f"the {name} wrapper holds braces, which a marker cannot keep verbatim")
@@ -60,6 +62,8 @@ def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str,
         # Markers come in pairs (lint PS102) and are unique (PS103): a one-sided
         # wrapper, or one another fragment's marker has already, is literal text.
         text, start, end = start + text + end, "", ""
+    if guard:
+        text = f"{{% if {guard} %}}{text}{{% endif %}}"
     doc = {"description": description, "owner": "codex", "role": role, "later": True, **extra, "start": start, "end": end, "text": text}
     content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
     path = f"fragments/{name}.yaml"
@@ -139,7 +143,7 @@ def _explain(files: dict[str, str], thread: str, n: int, text: str, known: dict[
     if value and value in text:
         start, end = text.split(value, 1)
         _fragment(files, "personality_spec", role, start, end,
-                  '{{ model.instructions_variables.get("personality_" ~ personality.name, "") }}',
+                  '{{ model.instructions_variables.get("personality_" ~ personality.fills, "") }}',
                   "Sent after the answer when the personality changes: the new personality's text from the catalog.")
         return "personality_spec"
     slug = model_slug(thread, n) if model_slug is not None else None
