@@ -222,19 +222,32 @@ def _switch_rebuilt(out: Learned, captures: dict[str, ThreadCapture], first_sect
         for k, text in enumerate(texts):
             if not base or base not in text or text in now or text in first:
                 continue
-            beside = texts[k + 1] if k + 1 < len(texts) else (texts[k - 1] if k else None)
-            section = now.get(beside) if beside is not None else None
-            if section is None or not section.slot:
+            place = _place(texts, k, now, fragment_doc)
+            if place is None:
                 raise ImportProblem(f"thread {name}: the rebuilt context wraps the new base instructions in a message no rule places")
-            doc = fragment_doc(section.fragment) if fragment_doc is not None else None
-            order = int((doc or {}).get("order", 0)) + (-1 if k + 1 < len(texts) else 1)
+            slot, order = place
             start, end = text.split(base, 1)
             _fragment(out.files, "model_switch_rebuilt", item.get("role", "developer"), start, end,
                       "{{ model_base.text }}",
                       "Joins the initial context a compaction re-injects when the model changed this turn: "
                       "the new base instructions in the release's wrapper.", model_slug(name, 1) if model_slug else None,
-                      guard="thread.previous.model != model.slug", slot=section.slot, order=order)
+                      guard="thread.previous.model != model.slug", slot=slot, order=order)
             return
+
+
+def _place(texts: list[str], k: int, now: dict[str, Any], fragment_doc: Any) -> tuple[str, int] | None:
+    """(slot, order) for a new section at `texts[k]` of a message: the slot of the
+    nearest section of the new state after it (else before it), its order that
+    section's less (more) the distance, so that new sections keep their order too."""
+    for step in (1, -1):
+        at = k + step
+        while 0 <= at < len(texts):
+            section = now.get(texts[at])
+            if section is not None and section.slot:
+                doc = fragment_doc(section.fragment) if fragment_doc is not None else None
+                return section.slot, int((doc or {}).get("order", 0)) - (at - k)
+            at += step
+    return None
 
 
 def _rebuilt_updates(out: Learned, captures: dict[str, ThreadCapture], first_sections: Any, fragment_doc: Any) -> None:
@@ -264,15 +277,14 @@ def _rebuilt_updates(out: Learned, captures: dict[str, ThreadCapture], first_sec
                 if not (doc.get("later") and doc.get("start") and doc.get("end") and not doc.get("slot")) \
                         or not (text.startswith(doc["start"]) and text.endswith(doc["end"])) or "{" in doc["start"] + doc["end"]:
                     continue
-                beside = texts[k + 1] if k + 1 < len(texts) else (texts[k - 1] if k else None)
-                section = now.get(beside) if beside is not None else None
-                if section is None or not section.slot:
+                place = _place(texts, k, now, fragment_doc)
+                if place is None:
                     raise ImportProblem(f"thread {name}: the rebuilt context holds a {fragment} section no slot places")
-                order = int((fragment_doc(section.fragment) or {}).get("order", 0)) + (-1 if k + 1 < len(texts) else 1)
+                slot, order = place
                 extra = {"when": update["when"]} if update.get("when") else {}
                 _fragment(out.files, f"{fragment}_rebuilt", doc.get("role", item.get("role", "developer")), doc["start"], doc["end"],
                           doc["text"], f"{fragment} as the initial context a compaction re-injects after a model switch carries it.",
-                          guard="thread.previous.model != model.slug", slot=section.slot, order=order, **extra)
+                          guard="thread.previous.model != model.slug", slot=slot, order=order, **extra)
                 break
 
 
