@@ -288,6 +288,26 @@ def _rebuilt_updates(out: Learned, captures: dict[str, ThreadCapture], first_sec
                 break
 
 
+def _emptied(out: Learned, captures: list[ThreadCapture], fragment_doc: Any) -> None:
+    """An update a switch thread of any start sends as its fragment's markers
+    alone (its section went empty: 0.153.2's switch from a model with a text for
+    the unset mode to one without) is `emptied: true`."""
+    markers = {}
+    for u in out.turns.get("updates", []):
+        for name in u["fragments"]:
+            doc = fragment_doc(name) or {}
+            if doc.get("start") and doc.get("end") and "{" not in doc["start"] + doc["end"]:
+                markers[doc["start"] + doc["end"]] = u
+    for cap in captures:
+        if cap.thread.name not in SWITCHES or cap.refused:
+            continue
+        for n in range(1, len(cap.bodies)):
+            for msg in _new_items(cap.bodies, n)[1:-1]:
+                for text in _texts(msg):
+                    if text in markers:
+                        markers[text]["emptied"] = True
+
+
 def _add_scenario(path: Any, values: dict[str, Any]) -> None:
     """Scenario keys added right under the written `scenario:` line (values as YAML flow)."""
     if not values:
@@ -426,6 +446,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
                          body_changes, _new_items, fam_updates)
             learn_other_start(learned, captured[-1][1], machine, asm, fam[0], FAMILY_FIELD, family.get(starts[0][1].model), body_changes)
         _rebuilt_updates(learned, caps, sections, fragment_doc)
+        _emptied(learned, [c for _, cs in captured for c in cs.values()], fragment_doc)
         for rel, content in learned.files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
