@@ -57,3 +57,23 @@ def test_verify_runs_a_start_of_each_family_and_finds_every_thread_identical(fam
     starts = {t["variant"].split("/")[0] for t in data["threads"]}
     assert starts == set(MODELS)  # one start of each family, whatever the matrix order
     assert data["threads"] and all(t["identical"] for t in data["threads"])
+
+
+@pytest.mark.parametrize("release, models, check", [
+    # A switch to gpt-5.5 re-injects its personality text in the rebuilt context (beside the base wrapper).
+    ("0.147.0", ("gpt-5.6-sol", "gpt-5.5"), "rebuilt_personality"),
+    # A switch within a family from a model with a text for the unset mode to one without: empty markers.
+    ("0.153.2", ("gpt-6-astra", "gpt-5.6-sol", "gpt-5.5"), "emptied"),
+])
+def test_what_a_release_adds_after_a_switch_is_learned(release, models, check, tmp_path):
+    cli = codex_install(release)
+    spec_dir, stats = import_cli(cli, tmp_path / "spec", models=models, later_turns=True)
+    assert stats["threads"] >= 30  # written only because every request of every thread is reproduced
+    spec = yaml.safe_load((spec_dir / "spec.yaml").read_text())
+    if check == "rebuilt_personality":
+        rebuilt = yaml.safe_load((spec_dir / "fragments" / "personality_spec_rebuilt.yaml").read_text())
+        assert rebuilt["later"] is True and rebuilt["slot"] and list(rebuilt["when"]) == ["comp_hash"]
+        assert "personality.fills" in rebuilt["text"] and "thread.previous.model != model.slug" in rebuilt["text"]
+    else:
+        emptied = [u for u in spec["turns"]["updates"] if u.get("emptied")]
+        assert [u["fragments"] for u in emptied] == [["collaboration_mode"]]

@@ -4,14 +4,14 @@ The first-request spec is written already; this adds what later requests send,
 as `turns:` and fragments with `later: true`, learned only from captures:
 
 - the answer item as the release re-sends it (two turns);
-- per switch, the messages between the answer and the new prompt: a part whose
-  text is a first-request section of the new state re-sends that fragment
-  (`if_different`, as the release diffs its context); a part that wraps the new
-  model's base instructions, or the new personality's variable, becomes a later
-  fragment with the wrapper as its markers;
+- per switch, the context updates (updates.py);
 - the compaction request (its last message, the body keys it changes), the
   summary prefix, and the order of the rebuilt history;
-- compaction on a switch across `comp_hash` families, when a thread shows it.
+- compaction on a switch across `comp_hash` families, when a thread shows it,
+  and the sections its rebuilt context adds: the new base instructions in a
+  wrapper, and a later fragment an update sends (each a slot copy placed by
+  the nearest known section);
+- `emptied` on an update some start's switch sends as bare markers.
 
 Whatever a capture shows that none of these rules explains is an
 ImportProblem naming the thread: the caller writes nothing then.
