@@ -21,6 +21,11 @@ count as a failure: there is nothing any tool could run.
 With --later-turns the import also learns the release's later turns and verify
 runs its standard threads (`--threads N` variants): two more columns, threads
 compared and threads identical, every request of each thread byte for byte.
+The import takes the whole catalog, so a release with models of two
+compaction families has both, and verify starts its threads from one variant
+of each family first (verify/run.py `thread_starts`): with N = 2 both
+families' own later turns and the switch across families in each direction
+are compared.
 """
 
 from __future__ import annotations

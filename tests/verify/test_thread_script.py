@@ -44,3 +44,16 @@ def test_the_standard_set_covers_every_kind_of_switch_and_compaction():
     assert "mode-switch-and-back" in moded and "mode-from-unset" not in moded
     only = {t.name for t in standard_threads(Config("a"), CATALOG, None, "/w", models_in=["a"])}
     assert not any(n.startswith("model-") for n in only)
+
+
+def test_thread_starts_take_one_of_each_compaction_family_first():
+    from promptspec.verify.run import thread_starts
+
+    configs = [Config(m, p, "default") for m in ("a", "b", "c") for p in ("unset", "friendly")]
+    starts = thread_starts(configs, CATALOG, 2)
+    # a's family, then c's (the other comp_hash) in a's settings, not b (a's own family).
+    assert [(c.model, c.personality) for c in starts] == [("a", "unset"), ("c", "unset")]
+    assert [c.model for c in thread_starts(configs, CATALOG, 3)] == ["a", "c", "a"]
+    assert thread_starts(configs, CATALOG, 1) == configs[:1]
+    one_family = [c for c in configs if c.model != "c"]
+    assert thread_starts(one_family, CATALOG, 2) == one_family[:2]

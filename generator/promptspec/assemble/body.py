@@ -21,11 +21,14 @@ from .request import Variant
 INCLUDE_REASONING = "reasoning.encrypted_content"
 
 
-def exact_for(spec: Spec, kind: str, name: str, variant: Variant, model: Model) -> ExactPart | None:
-    """The `exact:` entry that decides this part for the variant, if any."""
+def exact_for(spec: Spec, kind: str, name: str, variant: Variant, model: Model, first: Model | None = None) -> ExactPart | None:
+    """The `exact:` entry that decides this part for the variant, if any; `first`:
+    in a thread, its first model, which an entry's `first:` condition is about (default `model`)."""
     if not spec.exact:
         return None
-    return first_exact(spec.exact, kind, name, lambda when: when.matches(variant, model))
+    held = first or model
+    return first_exact(spec.exact, kind, name, lambda when: when.matches(variant, model),
+                       lambda when: when.matches(dataclasses.replace(variant, model=held.slug), held))
 
 
 def select_tools(spec: Spec, variant: Variant, model: Model, first: Model | None = None) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
@@ -40,10 +43,10 @@ def select_tools(spec: Spec, variant: Variant, model: Model, first: Model | None
     kept = dict(spec.turns.session_tools) if first is not None and spec.turns is not None else {}
     for tool in spec.tools:
         rule = kept.get(tool.name)
-        if rule == "both" and first is not None and _decided(spec, tool, dataclasses.replace(variant, model=first.slug), first) is None:
+        if rule == "both" and first is not None and _decided(spec, tool, dataclasses.replace(variant, model=first.slug), first, first) is None:
             continue  # the first model would not send it: neither is it sent now
         v, m = (dataclasses.replace(variant, model=first.slug), first) if first is not None and rule == "first" else (variant, model)
-        decided = _decided(spec, tool, v, m)
+        decided = _decided(spec, tool, v, m, first)
         if decided is None:
             continue
         tool = decided
@@ -59,9 +62,9 @@ def select_tools(spec: Spec, variant: Variant, model: Model, first: Model | None
     return tuple(sent), tuple(deferred)
 
 
-def _decided(spec: Spec, tool: Tool, variant: Variant, model: Model) -> Tool | None:
+def _decided(spec: Spec, tool: Tool, variant: Variant, model: Model, first: Model | None = None) -> Tool | None:
     """The tool a variant sends in this tool file's place (an `exact:` entry's, else its own), None: not sent."""
-    stated = exact_for(spec, "tool", tool.name, variant, model)
+    stated = exact_for(spec, "tool", tool.name, variant, model, first)
     if stated is not None:
         return stated.tool
     return tool if tool.when.matches(variant, model) else None

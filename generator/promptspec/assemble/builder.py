@@ -24,7 +24,7 @@ from . import agents_md
 from .body import body_params, exact_for, placement, select_tools
 from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
 from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
-from .layouts import choose_layout, session_slots
+from .layouts import choose_layout, own_base_message, session_slots
 from .request import BaseInstructions, Message, Request, Section, Variant
 from .thread_state import first_thread
 
@@ -322,6 +322,8 @@ class Assembler:
             groups = [(group, SLOT_ROLE[group], slots) for group, slots in spec.layout.items()]
         else:
             groups = [("message", role, slots) for role, slots in chosen.messages]
+            groups = own_base_message(spec, variant, start, chosen, groups, lambda slots: any(
+                (sec := self.section(f, variant, ctx)) is not None and sec.body == ctx.base().text for slot in slots for f in by_slot.get(slot, ()) if not f.later))
         for group, role, slots in groups:
             collected: list[Section] = []
             for slot in slots:
@@ -446,7 +448,7 @@ class _Context:
         if name in ("personality", "mode"):
             choice = spec.personality(v.personality) if name == "personality" else spec.mode(v.mode)
             text, text_sources = self.asm.choice_text_sources(choice, name, self)
-            data = {"name": choice.name, "display_name": choice.display_name, "description": choice.description, "text": text}
+            data = {"name": choice.name, "display_name": choice.display_name, "description": choice.description, "text": text, **({"fills": choice.filled} if name == "personality" else {})}
             declared = field_ref(spec.fs.display(spec.root / "spec.yaml"), f"{name}s.{choice.name}",
                                  [choice.display_name, choice.description, choice.template, choice.engine], choice.line)
             sources = {k: (declared,) for k in data}

@@ -8,6 +8,7 @@ only), so a spec may give several layouts, each with a `when`.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ..errors import SpecError
 from ..spec.model import Layout, Spec
@@ -37,3 +38,23 @@ def session_slots(spec: Spec, variant: Variant, start: Variant | None) -> tuple[
     if start is None or start.model == variant.model or spec.turns is None or not spec.turns.session_slots:
         return (), variant
     return spec.turns.session_slots, dataclasses.replace(variant, model=start.model)
+
+
+def own_base_message(spec: Spec, variant: Variant, start: Variant | None, chosen: Layout, groups: list[Any],
+                     holds_base: Any) -> list[Any]:
+    """The first model's layout (turns.session) puts the base instructions in the
+    field, the current model's in a section: the current layout's message holding
+    them (`holds_base(slots)`) keeps its place among the first layout's `groups`
+    (Codex 0.150.0: a gpt-5.5 session switched to a multi-agent v2 model sends the
+    held base instructions first)."""
+    if start is None or start.model == variant.model or chosen.instructions != "section":
+        return groups
+    first = choose_layout(spec, dataclasses.replace(variant, model=start.model))
+    own = choose_layout(spec, variant)
+    if first is None or own is None or first.instructions != "field" or own.messages == chosen.messages:
+        return groups
+    placed = {slot for _, _, slots in groups for slot in slots}
+    for k, (role, slots) in enumerate(own.messages):
+        if not placed & set(slots) and holds_base(slots):
+            groups = [*groups[:k], ("message", role, slots), *groups[k:]]
+    return groups

@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample", type=int, default=None, metavar="N", help="compare N variants spread over the matrix (default: all)")
     p.add_argument("--threads", type=int, default=2, metavar="N",
                    help="also compare every request of the standard threads (two turns, each switch, a skill mention, compactions) "
-                        "started from the first N compared variants (default 2; 0: none)")
+                        "started from N compared variants, one of each compaction family first (default 2; 0: none)")
     p.add_argument("--out", type=Path, default=None, metavar="FILE", help="store the report as JSON (for the site's Conformance page)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     world_args(p, "", " (default: the world the spec's provenance.json records)")

@@ -146,6 +146,11 @@ class Choice:
     removes_section: str | None = None
     """Personalities: a heading line whose section is removed from templates without the placeholder."""
 
+    @property
+    def filled(self) -> str:
+        """The instructions variable's suffix this personality fills (`personality.fills` in templates)."""
+        return self.name if self.fills is None else self.fills
+
 
 class _Cell(Protocol):
     """What a `When` reads from a variant (assemble's Variant has it)."""
@@ -309,6 +314,7 @@ class ExactPart:
     kind: str  # "instructions" | "fragment" | "tool" | "param"
     name: str  # the fragment, tool file stem or parameter; "" for instructions
     when: When = field(hash=False)
+    first: When | None = field(default=None, hash=False)  # a condition on the thread's first model (None: any)
     file: str | None = None
     value: Any = field(default=None, hash=False)
     tool: "Tool | None" = field(default=None, hash=False)  # kind "tool": the tool as sent (None: not sent)

@@ -150,7 +150,7 @@ def verify(cli: str | Path, spec_dir: str | Path, sample: int | None = None, tim
             # The standard threads switch into a subfolder they create: never in the user's own project.
             not_modelled.append("later turns (the standard threads would write into the --cwd project, so they are not run there)")
         elif threads:
-            _verify_threads(report, pool, machine, spec, [c for c in chosen][:threads], by_config)
+            _verify_threads(report, pool, machine, spec, thread_starts(chosen, pool.catalog(), threads), by_config)
             if not spec.turns.defined:
                 not_modelled.append("later turns (the spec has no turns:, so its threads do not gate)")
         report.not_modelled = not_modelled
@@ -174,6 +174,28 @@ def recorded_world_of(spec_dir: Path) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise SpecError("is not JSON", path, hint="restore the file an import wrote, or pass the world flags") from None
     return recorded_world(record.get("world") if isinstance(record, dict) else None, str(path))
+
+
+def thread_starts(configs: list[Any], catalog: dict[str, Any], n: int, field: str = "comp_hash") -> list[Any]:
+    """The `n` compared configurations the standard threads start from: the
+    first, then the first of each other compaction family (`field` of the
+    catalog entry), alike in the other axes where one is, so that each family's
+    own later turns (and its switch across families) are exercised as soon as
+    `n` allows; then the rest in order."""
+    family = {m.get("slug"): m.get(field) for m in catalog.get("models", []) if isinstance(m, dict)}
+
+    def rest(c: Any) -> tuple[Any, ...]:
+        return (c.personality, c.mode, c.sandbox_mode, c.approval_policy)
+
+    picked: list[Any] = []
+    for cfg in configs:
+        if len(picked) >= n:
+            break
+        if picked and family.get(cfg.model) in {family.get(p.model) for p in picked}:
+            continue
+        alike = [c for c in configs if picked and family.get(c.model) == family.get(cfg.model) and rest(c) == rest(picked[0])]
+        picked.append(alike[0] if alike else cfg)
+    return picked + [c for c in configs if c not in picked][:max(0, n - len(picked))]
 
 
 def _verify_threads(report: Report, pool: Any, machine: Any, spec: Any, configs: list[Any], by_config: dict[Any, Any]) -> None:

@@ -4,14 +4,14 @@ The first-request spec is written already; this adds what later requests send,
 as `turns:` and fragments with `later: true`, learned only from captures:
 
 - the answer item as the release re-sends it (two turns);
-- per switch, the messages between the answer and the new prompt: a part whose
-  text is a first-request section of the new state re-sends that fragment
-  (`if_different`, as the release diffs its context); a part that wraps the new
-  model's base instructions, or the new personality's variable, becomes a later
-  fragment with the wrapper as its markers;
+- per switch, the context updates (updates.py);
 - the compaction request (its last message, the body keys it changes), the
   summary prefix, and the order of the rebuilt history;
-- compaction on a switch across `comp_hash` families, when a thread shows it.
+- compaction on a switch across `comp_hash` families, when a thread shows it,
+  and the sections its rebuilt context adds: the new base instructions in a
+  wrapper, and a later fragment an update sends (each a slot copy placed by
+  the nearest known section);
+- `emptied` on an update some start's switch sends as bare markers.
 
 Whatever a capture shows that none of these rules explains is an
 ImportProblem naming the thread: the caller writes nothing then.
@@ -28,20 +28,9 @@ import yaml
 from ...oracle.thread import CUSTOM_COMPACT_PROMPT, ThreadCapture, reply_text
 from ...oracle.thread_compare import script_steps
 from .session import tools_item, without_tools_item
+from .updates import SWITCHES, _fragment, _new_items, _texts, learn_updates
 from .write_spec import ImportProblem
 
-SWITCHES = {
-    "model-within-family": ["model"],
-    "personality-friendly": ["personality"],
-    "personality-none": ["personality"],
-    "mode-from-unset": ["mode"],
-    "mode-switch-and-back": ["mode"],
-    "sandbox": ["sandbox_mode"],
-    "approval": ["approval_policy"],
-    "cwd": ["cwd"],
-    "cwd-unrestricted": ["sandbox_mode", "cwd"],
-}
-"""The switch threads of the standard set and what they change (each step's own `set:` says which, per request)."""
 FAMILY_FIELD = "comp_hash"
 LATER = "texts/later"
 
@@ -51,45 +40,7 @@ class Learned:
     turns: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)  # spec-relative path -> content
     scenario: dict[str, Any] = field(default_factory=dict)  # scenario keys the later turns add
-
-
-def _texts(item: dict[str, Any]) -> list[str]:
-    return [c.get("text", "") for c in item.get("content") or []]
-
-
-def _new_items(bodies: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
-    before, now = bodies[n - 1]["input"], bodies[n]["input"]
-    if now[:len(before)] != before:
-        raise ImportProblem(f"request {n + 1} does not re-send the input of request {n}")
-    return now[len(before):]
-
-
-def _fragment(files: dict[str, str], name: str, role: str, start: str, end: str, text: str, description: str,
-              slug: str | None = None, **extra: Any) -> None:
-    """Write a later fragment: the release's wrapper as its markers (the new
-    model's slug in it as `{{ model.slug }}`), `text` its template."""
-    for marker in (start, end):
-        if "{" in marker or "}" in marker:
-            raise ImportProblem(f"the {name} wrapper holds braces, which a marker cannot keep verbatim")
-    if slug:
-        start, end = start.replace(slug, "{{ model.slug }}"), end.replace(slug, "{{ model.slug }}")
-    taken = {m for path, content in files.items() if path.startswith("fragments/") and path != f"fragments/{name}.yaml"
-             for m in _markers(content)}
-    if not (start and end) or {start.lower(), end.lower()} & taken:
-        # Markers come in pairs (lint PS102) and are unique (PS103): a one-sided
-        # wrapper, or one another fragment's marker has already, is literal text.
-        text, start, end = start + text + end, "", ""
-    doc = {"description": description, "owner": "codex", "role": role, "later": True, **extra, "start": start, "end": end, "text": text}
-    content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
-    path = f"fragments/{name}.yaml"
-    if files.get(path, content) != content:
-        raise ImportProblem(f"two threads need different {name} texts (one rule per fragment)")
-    files[path] = content
-
-
-def _markers(content: str) -> set[str]:
-    doc = yaml.safe_load(content)
-    return {str(doc.get(k) or "").lower() for k in ("start", "end")} - {""} if isinstance(doc, dict) else set()
+    exact: list[dict[str, Any]] = field(default_factory=list)  # `exact:` entries the later turns add (first ones win)
 
 
 def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: Any, variables: Any,
@@ -111,48 +62,7 @@ def learn(captures: dict[str, ThreadCapture], first_sections: Any, base_text: An
     part = {k: v for k, v in (reply.get("content") or [{}])[0].items() if k not in ("type", "text")}
     out.turns["reply"] = {"item": item, "content": part}
 
-    updates: list[dict[str, Any]] = []
-    seen: list[tuple[str, set[str | None], set[str | None], list[str | None]]] = []  # (fragment, sent, changed, lines)
-    joined: set[str] = set()
-    for name in SWITCHES:
-        cap = captures.get(name)
-        if cap is None or cap.refused:
-            continue
-        last = len(cap.bodies) - 1
-        if last < 1:
-            raise ImportProblem(f"thread {name}: only {len(cap.bodies)} request(s)")
-        steps = script_steps(cap.thread)
-        for n in range(1, last + 1):
-            changed = list(steps[n].get("set", {}))
-            new = _new_items(cap.bodies, n)[1:-1]  # between the answer and the prompt
-            now, was = first_sections(name, n), first_sections(name, n - 1)
-            known = {x.text: x.fragment for x in now}
-            at = -1
-            before = {x.text for x in was}
-            for msg in new:
-                frags = []
-                for text in _texts(msg):
-                    part = _partial_of(text, now, was, seen) or _noted(out.files, text, now, fragment_doc)
-                    frags.append(part or _explain(out.files, name, n, text, known, base_text, variables, msg.get("role", ""),
-                                                  model_slug, changed))
-                at = _add(updates, changed, frags, msg.get("role", "developer"), at, joined)
-                if all(text in before for text in _texts(msg)):  # re-sent as it was: this change sends it whatever its text
-                    updates[at].setdefault("_same", set()).update(changed)
-    for fragment, rule in _partial_rules(seen).items():
-        for u in updates:
-            if fragment in u["fragments"]:
-                u["partial"] = rule
-    for u in updates:
-        same = u.pop("_same", set())
-        if u.get("if_different") and same:
-            kept = [c for c in u["changed"] if c not in same]
-            if kept:
-                u["if_different"] = kept
-            else:
-                del u["if_different"]
-    out.turns["updates"] = updates
-    if joined:
-        out.turns["join"] = sorted(joined)
+    learn_updates(out.turns, out.files, captures, SWITCHES, first_sections, base_text, variables, model_slug, fragment_doc)
     _skill(out, captures, skills or {})
     _compaction(out, captures, base_text("compact-manual", 0) if "compact-manual" in captures else "")
     _switch_rebuilt(out, captures, first_sections, base_text, model_slug, fragment_doc)
@@ -189,148 +99,6 @@ def _skill(out: Learned, captures: dict[str, ThreadCapture], skills: dict[str, t
         "description": "The message a skill mention adds after the prompt: the skill's SKILL.md in the release's wrapper.",
         "owner": "codex", "role": body[-1].get("role", "user"), "later": True, "text": template,
     }, sort_keys=False, allow_unicode=True, width=1000)
-
-
-def _explain(files: dict[str, str], thread: str, n: int, text: str, known: dict[str, str], base_text: Any,
-             variables: Any, role: str, model_slug: Any = None, changed: list[str] | None = None) -> str:
-    if text in known:
-        return known[text]
-    base = base_text(thread, n)
-    if base and base in text:
-        start, end = text.split(base, 1)
-        kind = "model" if thread.startswith("model") else (changed or SWITCHES[thread])[0]
-        name = f"{kind}_switch" if kind == "model" else f"{kind}_instructions"
-        _fragment(files, name, role, start, end, "{{ base.text }}",
-                  f"Sent after the answer when the {kind} changes: the new base instructions in the release's wrapper.",
-                  model_slug(thread, n) if model_slug is not None and kind == "model" else None)
-        return name
-    values, personality = variables(thread, n)
-    value = values.get(f"personality_{personality}") if personality else None
-    if value and value in text:
-        start, end = text.split(value, 1)
-        _fragment(files, "personality_spec", role, start, end,
-                  '{{ model.instructions_variables.get("personality_" ~ personality.name, "") }}',
-                  "Sent after the answer when the personality changes: the new personality's text from the catalog.")
-        return "personality_spec"
-    slug = model_slug(thread, n) if model_slug is not None else None
-    if slug and slug in text and thread.startswith("model"):
-        start, end = text.split(slug, 1)
-        _fragment(files, "model_switch", role, start, end, "{{ model.slug }}",
-                  "Sent after the answer when the model changes: the release names the new model.")
-        return "model_switch"
-    raise ImportProblem(f"thread {thread}, request {n + 1}: a context update matches no rule ({text[:60]!r})")
-
-
-def _add(updates: list[dict[str, Any]], changed: list[str], frags: list[str], role: str, after: int, joined: set[str]) -> int:
-    """Merge one message into the update list; a new kind goes right after the
-    message before it in this thread, so every thread's order holds.  A message
-    made of kinds already known, one after the other, of one role, shows that
-    the release joins that role's consecutive updates (`turns.join`).  Returns its place."""
-    for n, u in enumerate(updates):
-        if u["fragments"] == frags and u["role"] == role:
-            u["changed"] += [c for c in changed if c not in u["changed"]]
-            if n < after:
-                raise ImportProblem(f"two threads send the updates {frags} and {updates[after]['fragments']} in different orders")
-            return n
-    start, places = 0, []
-    for n, u in enumerate(updates):
-        if n > after and u["role"] == role and frags[start:start + len(u["fragments"])] == u["fragments"]:
-            places.append(n)
-            start += len(u["fragments"])
-    if start == len(frags) and len(places) > 1:
-        for n in places:
-            updates[n]["changed"] += [c for c in changed if c not in updates[n]["changed"]]
-        joined.add(role)
-        return places[-1]
-    entry = {"changed": list(changed), "fragments": frags, "role": role}
-    if not any(f in ("model_switch", "personality_spec") for f in frags):
-        entry["if_different"] = True
-    updates.insert(after + 1, entry)
-    return after + 1
-
-
-def _partial_of(text: str, now: list[Any], was: list[Any], seen: list[Any]) -> str | None:
-    """The fragment whose section `text` re-sends in part or whole (keeping its
-    markers, its lines in order), recorded with which lines changed since the
-    state before; None when no section of the new state fits."""
-    from ...assemble.conversation import line_key
-
-    for section in now:
-        if not (section.start and section.end):
-            continue  # without markers a part of a text cannot be told from another text
-        if not (text.startswith(section.start) and text.endswith(section.end)) or len(text) < len(section.start + section.end):
-            continue
-        body = text[len(section.start):len(text) - len(section.end)]
-        lines = section.body.splitlines(keepends=True)
-        sent = body.splitlines(keepends=True)
-        it = iter(lines)
-        if not all(any(x == y for y in it) for x in sent):
-            continue  # not a subsequence of the section's lines
-        before = next((x.body for x in was if x.fragment == section.fragment), "")
-        old = {line_key(x): x for x in before.splitlines(keepends=True)}
-        keys = [line_key(x) for x in lines]
-        seen.append((section.fragment, {line_key(x) for x in sent}, {k for k, x in zip(keys, lines) if old.get(k) != x}, keys))
-        return section.fragment if body != section.body else None
-    return None
-
-
-def _noted(files: dict[str, str], text: str, now: list[Any], fragment_doc: Any) -> str | None:
-    """A section re-sent with a note before its text (a newer release's "these
-    replace the earlier ones" on a new folder's AGENTS.md): a later copy of the
-    fragment, its template after the note."""
-    for section in now:
-        if not (section.body and section.start) or not (text.startswith(section.start) and text.endswith(section.body + section.end)):
-            continue
-        note = text[len(section.start):len(text) - len(section.body + section.end)]
-        doc = fragment_doc(section.fragment) if fragment_doc is not None else None
-        if not note or doc is None or not isinstance(doc.get("text"), str):
-            continue
-        if "{" in note or "}" in note:
-            raise ImportProblem(f"the note re-sent with {section.fragment} holds braces, which a template cannot keep verbatim")
-        name = f"{section.fragment}_update"
-        # The markers go into the text: they are the first-request fragment's (lint PS103: unique markers).
-        text = f"{doc.get('start') or ''}{note}{doc['text']}{doc.get('end') or ''}"
-        doc = {**{k: v for k, v in doc.items() if k not in ("slot", "order", "start", "end", "glue_ok")}, "later": True, "text": text,
-               "description": f"{section.fragment} as a later turn re-sends it: a note first, then the same text."}
-        path = f"fragments/{name}.yaml"
-        content = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000)
-        if files.get(path, content) != content:
-            raise ImportProblem(f"two threads need different {name} texts (one rule per fragment)")
-        files[path] = content
-        return name
-    return None
-
-
-def _partial_rules(seen: list[Any]) -> dict[str, dict[str, Any]]:
-    """Per fragment sent in part somewhere, which of its lines go always and
-    which go with another line (spec/turns.py `Partial`), from every time it was
-    sent; a line that no rule explains is an ImportProblem."""
-    rules: dict[str, dict[str, Any]] = {}
-    cut = {f for f, sent, _, keys in seen if set(keys) - sent}
-    for fragment in sorted(cut):
-        obs = [(sent, changed, keys) for f, sent, changed, keys in seen if f == fragment]
-        names = list(dict.fromkeys(k for _, _, keys in obs for k in keys if k is not None))
-        always: list[str] = []
-        ties: dict[str, str] = {}
-        for key in names:
-            if any(key in changed and key not in sent for sent, changed, _ in obs):
-                raise ImportProblem(f"a partial {fragment} update leaves out its changed line <{key}>")
-            extra = [sent for sent, changed, _ in obs if key in sent and key not in changed]
-            if not extra:
-                continue
-            if all(key in sent for sent, changed, _ in obs if key not in changed):
-                always.append(key)
-                continue
-            partner = next((p for p in names if p != key and all((p in sent) == (key in sent) for sent, changed, _ in obs
-                                                                  if key not in changed)), None)
-            if partner is None:
-                raise ImportProblem(f"a partial {fragment} update sends its unchanged line <{key}> by no rule found")
-            ties[key] = partner
-        rule: dict[str, Any] = {"always": always}
-        if ties:
-            rule["with"] = ties
-        rules[fragment] = rule
-    return rules
 
 
 def _compaction(out: Learned, captures: dict[str, ThreadCapture], base: str = "") -> None:
@@ -454,19 +222,90 @@ def _switch_rebuilt(out: Learned, captures: dict[str, ThreadCapture], first_sect
         for k, text in enumerate(texts):
             if not base or base not in text or text in now or text in first:
                 continue
-            beside = texts[k + 1] if k + 1 < len(texts) else (texts[k - 1] if k else None)
-            section = now.get(beside) if beside is not None else None
-            if section is None or not section.slot:
+            place = _place(texts, k, now, fragment_doc)
+            if place is None:
                 raise ImportProblem(f"thread {name}: the rebuilt context wraps the new base instructions in a message no rule places")
-            doc = fragment_doc(section.fragment) if fragment_doc is not None else None
-            order = int((doc or {}).get("order", 0)) + (-1 if k + 1 < len(texts) else 1)
+            slot, order = place
             start, end = text.split(base, 1)
             _fragment(out.files, "model_switch_rebuilt", item.get("role", "developer"), start, end,
-                      "{% if thread.previous.model != model.slug %}{{ model_base.text }}{% endif %}",
+                      "{{ model_base.text }}",
                       "Joins the initial context a compaction re-injects when the model changed this turn: "
                       "the new base instructions in the release's wrapper.", model_slug(name, 1) if model_slug else None,
-                      slot=section.slot, order=order)
+                      guard="thread.previous.model != model.slug", slot=slot, order=order)
             return
+
+
+def _place(texts: list[str], k: int, now: dict[str, Any], fragment_doc: Any) -> tuple[str, int] | None:
+    """(slot, order) for a new section at `texts[k]` of a message: the slot of the
+    nearest section of the new state after it (else before it), its order that
+    section's less (more) the distance, so that new sections keep their order too."""
+    for step in (1, -1):
+        at = k + step
+        while 0 <= at < len(texts):
+            section = now.get(texts[at])
+            if section is not None and section.slot:
+                doc = fragment_doc(section.fragment) if fragment_doc is not None else None
+                return section.slot, int((doc or {}).get("order", 0)) - (at - k)
+            at += step
+    return None
+
+
+def _rebuilt_updates(out: Learned, captures: dict[str, ThreadCapture], first_sections: Any, fragment_doc: Any) -> None:
+    """A context update the release also puts into the initial context it
+    re-injects after a switch across families (0.144.3: a switch to gpt-5.5
+    adds its personality text to the v2 layout's developer message): a section
+    the new state's first request lacks, in the markers of a later fragment an
+    update sends, becomes a copy of that fragment with the slot of the section
+    beside it (joining only rebuilt contexts), under the update's `when`, sent
+    when the model changed this turn."""
+    name = "model-across-families"
+    cap = captures.get(name)
+    if cap is None or len(cap.bodies) != 3:
+        return
+    now = {x.text: x for x in first_sections(name, 1)}
+    first = {x.text for x in first_sections(name, 0)}
+    updates = {f: u for u in out.turns.get("updates", []) for f in u["fragments"]}
+    for item in cap.bodies[2]["input"]:
+        texts = _texts(item)
+        for k, text in enumerate(texts):
+            if text in now or text in first:
+                continue
+            for fragment, update in updates.items():
+                if f"fragments/{fragment}_rebuilt.yaml" in out.files:
+                    continue  # placed already (the base instructions' wrapper: _switch_rebuilt)
+                doc = yaml.safe_load(out.files.get(f"fragments/{fragment}.yaml", "{}")) or {}
+                if not (doc.get("later") and doc.get("start") and doc.get("end") and not doc.get("slot")) \
+                        or not (text.startswith(doc["start"]) and text.endswith(doc["end"])) or "{" in doc["start"] + doc["end"]:
+                    continue
+                place = _place(texts, k, now, fragment_doc)
+                if place is None:
+                    raise ImportProblem(f"thread {name}: the rebuilt context holds a {fragment} section no slot places")
+                slot, order = place
+                extra = {"when": update["when"]} if update.get("when") else {}
+                _fragment(out.files, f"{fragment}_rebuilt", doc.get("role", item.get("role", "developer")), doc["start"], doc["end"],
+                          doc["text"], f"{fragment} as the initial context a compaction re-injects after a model switch carries it.",
+                          guard="thread.previous.model != model.slug", slot=slot, order=order, **extra)
+                break
+
+
+def _emptied(out: Learned, captures: list[ThreadCapture], fragment_doc: Any) -> None:
+    """An update a switch thread of any start sends as its fragment's markers
+    alone (its section went empty: 0.153.2's switch from a model with a text for
+    the unset mode to one without) is `emptied: true`."""
+    markers = {}
+    for u in out.turns.get("updates", []):
+        for name in u["fragments"]:
+            doc = fragment_doc(name) or {}
+            if doc.get("start") and doc.get("end") and "{" not in doc["start"] + doc["end"]:
+                markers[doc["start"] + doc["end"]] = u
+    for cap in captures:
+        if cap.thread.name not in SWITCHES or cap.refused:
+            continue
+        for n in range(1, len(cap.bodies)):
+            for msg in _new_items(cap.bodies, n)[1:-1]:
+                for text in _texts(msg):
+                    if text in markers:
+                        markers[text]["emptied"] = True
 
 
 def _add_scenario(path: Any, values: dict[str, Any]) -> None:
@@ -478,6 +317,24 @@ def _add_scenario(path: Any, values: dict[str, Any]) -> None:
         raise ImportProblem("the written spec.yaml has no scenario block to extend")
     lines = "".join(f"  {k}: {json.dumps(v)}\n" for k, v in values.items())
     path.write_text(text.replace("\nscenario:\n", "\nscenario:\n" + lines, 1), encoding="utf-8", newline="\n")
+
+
+def _add_exact(path: Any, entries: list[dict[str, Any]]) -> None:
+    """`exact:` entries put first in the written spec.yaml's list (a new list at its end when it has none)."""
+    if not entries:
+        return
+    text = path.read_text(encoding="utf-8")
+    dumped = yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=1000)
+    if "\nexact:\n" in text:
+        after = text.split("\nexact:\n", 1)[1]
+        indent = after[:len(after) - len(after.lstrip(" "))]  # the list's own indentation
+        dumped = "".join(indent + line for line in dumped.splitlines(keepends=True))
+        text = text.replace("\nexact:\n", "\nexact:\n" + dumped, 1)
+    else:
+        text = text.rstrip("\n") + "\nexact:\n" + dumped
+    path.write_text(text, encoding="utf-8", newline="\n")
+    if not isinstance(yaml.safe_load(text).get("exact"), list):
+        raise ImportProblem("the written spec.yaml's exact list could not be extended")
 
 
 def turns_yaml(learned: Learned) -> str:
@@ -545,26 +402,27 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
                        if t.name in THREADS]
             captured.append((fam[0], {c.thread.name: c for c in pool.threads(threads)}))
         variant, caps = captured[0]
-        scripts = {name: parse_script(script_steps(c.thread), name) for name, c in caps.items()}
 
-        def state(name: str, n: int) -> Any:
-            return request_after(machine, variant, scripts[name], n + 1, asm)
+        def views(variant: Any, caps: dict[str, Any]) -> tuple[Any, ...]:
+            """(sections, base, variables, model) of the state after step n of a thread from `variant`."""
+            scripts = {name: parse_script(script_steps(c.thread), name) for name, c in caps.items()}
 
-        def sections(name: str, n: int) -> list[Any]:
-            return [s for _, _, s in state(name, n).sections]
+            def state(name: str, n: int) -> Any:
+                return request_after(machine, variant, scripts[name], n + 1, asm)
 
-        def base(name: str, n: int) -> str:
-            return state(name, n).base.text
+            def variables(name: str, n: int) -> tuple[dict[str, Any], str]:
+                req = state(name, n)
+                return dict(machine.model(req.model).instructions_variables), req.variant.personality
 
-        def variables(name: str, n: int) -> tuple[dict[str, Any], str]:
-            req = state(name, n)
-            return dict(machine.model(req.model).instructions_variables), req.variant.personality
+            return (lambda name, n: [s for _, _, s in state(name, n).sections], lambda name, n: state(name, n).base.text,
+                    variables, lambda name, n: state(name, n).model)
 
         def fragment_doc(name: str) -> Any:
             path = staging / "fragments" / f"{name}.yaml"
             return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
 
-        learned = learn(caps, sections, base, variables, skills, lambda name, n: state(name, n).model, fragment_doc)
+        sections, base, variables, slug = views(variant, caps)
+        learned = learn(caps, sections, base, variables, skills, slug, fragment_doc)
         if other is not None:
             from .since_start import since_start_rules
 
@@ -577,14 +435,24 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
         if fam is not None:  # what a start of the other family shows: merged into one rule for both
             family = {m.get("slug"): m.get(FAMILY_FIELD) for m in catalog.get("models", []) if isinstance(m, dict)}
             body_changes = lambda t, c: _changed_params(without_tools_item(t), without_tools_item(c))  # noqa: E731
-            merge_family(learned, captured[-1][1], fam[1].model, family.get(fam[1].model), family.get(starts[0][1].model), FAMILY_FIELD,
-                         body_changes, _new_items)
+            fam_caps = captured[-1][1]
+
+            def fam_updates(names: list[str]) -> list[dict[str, Any]]:
+                turns: dict[str, Any] = {}
+                learn_updates(turns, learned.files, fam_caps, names, *views(fam[0], fam_caps), fragment_doc)
+                return turns["updates"]
+
+            merge_family(learned, fam_caps, fam[1].model, family.get(fam[1].model), family.get(starts[0][1].model), FAMILY_FIELD,
+                         body_changes, _new_items, fam_updates)
             learn_other_start(learned, captured[-1][1], machine, asm, fam[0], FAMILY_FIELD, family.get(starts[0][1].model), body_changes)
+        _rebuilt_updates(learned, caps, sections, fragment_doc)
+        _emptied(learned, [c for _, cs in captured for c in cs.values()], fragment_doc)
         for rel, content in learned.files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content, encoding="utf-8", newline="\n")
         _add_scenario(staging / "spec.yaml", learned.scenario)
+        _add_exact(staging / "spec.yaml", learned.exact)
         with open(staging / "spec.yaml", "a", encoding="utf-8", newline="\n") as f:
             f.write(turns_yaml(learned))
         if order:

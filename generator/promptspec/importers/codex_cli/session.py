@@ -121,6 +121,31 @@ def learn_session(learned: Any, caps: dict[str, Any], machine: Any, asm: Any, va
     return order
 
 
+def session_definitions(learned: Any, body: dict[str, Any], machine: Any, start: Any, now: Any, field: str) -> None:
+    """A tool the request after a switch sends under the name of one of the new
+    model's own tools, with another definition: the session's (Codex builds some
+    tool texts when the session starts: 0.150.0's code-mode exec tool notes
+    deferred tools in a session gpt-5.5 started).  An `exact:` entry per such
+    tool, for the new model's cells of the tool and a first model of the
+    thread's first family (`first:`); appended to `learned.exact`."""
+    own = {t.tool_name: t for t in now.tools}
+    family = machine.model(start.model).field_value(field)
+    if family == machine.model(now.model).field_value(field):
+        return
+    for definition in _sent_tools(body):
+        name = definition.get("name", definition.get("type")) if isinstance(definition, dict) else None
+        tool = own.get(name)
+        if tool is None or tool.definition == definition:
+            continue
+        spec_tool = next(t for t in machine.tools if t.name == tool.name)  # the file's own `when`, not an exact entry's
+        when = {k: list(spec_tool.when[k]) for k in spec_tool.when} or {"model": [now.model]}
+        entry = {"part": f"tool {tool.name}", "when": when, "first": {field: [family]}, "value": definition,
+                 "why": f"a thread started by a model of {field} {family} sends this definition after a switch (Codex fixes it when the session starts)"}
+        if any(e["part"] == entry["part"] and e["first"] == entry["first"] and e["when"] == when for e in learned.exact):
+            raise ImportProblem(f"thread {THREAD}: two definitions of tool {tool.name} for one session")
+        learned.exact.append(entry)
+
+
 def _first_orders(machine: Any) -> list[list[str]]:
     """Each distinct tool list of the spec's first requests, in send order: what
     `tools.order` was merged from (the spec reproduces every captured one)."""
@@ -181,6 +206,8 @@ def learn_other_start(learned: Any, caps: dict[str, Any], machine: Any, asm: Any
     start, now = request_after(machine, variant, script, 1, asm), request_after(machine, variant, script, 2, asm)
     if start.model == now.model:
         return
+    session_definitions(learned, cap.bodies[2], machine, start, now, field)
+
     def only_first() -> dict[str, list[str]]:  # a new value each time: the written YAML holds no anchors
         return {field: [str(first_family)]}
 

@@ -17,7 +17,10 @@ every kind of part, so hand-written specs and importers use the same words:
 `part` is `instructions`, `fragment NAME` (the body between its markers),
 `tool NAME` (the definition sent in place of the tool file's, `value:`; null:
 not sent) or `param NAME` (a request parameter, `value:`; null: not sent).
-The first entry whose `when` matches a variant decides; entries are checked
+An entry's `first:` is a condition on the thread's first model (a later
+request of a thread another model started: Codex fixes some parts when a
+session starts); a first request's first model is its own.
+The first entry whose `when` (and `first`) matches a variant decides; entries are checked
 here against the spec's fragments, tools and body order.
 """
 
@@ -31,7 +34,7 @@ from ..model import ALWAYS, COMPUTED_BODY_KEYS, ExactPart, Fragment, Model, Requ
 from .reader import Reader, read_when
 from .tools import serialize, to_json
 
-EXACT_KEYS = {"part", "when", "file", "value", "why"}
+EXACT_KEYS = {"part", "when", "first", "file", "value", "why"}
 TEXT_KINDS = ("instructions", "fragment")
 VALUE_KINDS = ("tool", "param")
 KINDS = TEXT_KINDS + VALUE_KINDS
@@ -55,6 +58,7 @@ def load_exact(top: Reader, fs: SpecFS, axis_names: set[str], models: tuple[Mode
         if kind not in KINDS or (kind == "instructions") != (name == ""):
             raise r.err("part", f"exact[{i}].part is {part!r}; expected 'instructions', 'fragment NAME', 'tool NAME' or 'param NAME'")
         when = read_when(r, axes=axis_names, models=models, what=f"exact[{i}].when")
+        first = read_when(r, key="first", axes={"model"}, models=models, what=f"exact[{i}].first") if "first" in item else None
         file, value, tool = None, None, None
         if kind in TEXT_KINDS:
             if "value" in item:
@@ -83,7 +87,7 @@ def load_exact(top: Reader, fs: SpecFS, axis_names: set[str], models: tuple[Mode
                 raise r.err("part", f"exact[{i}]: '{name}' is filled by assembly", hint="use 'part: instructions', a fragment or a tool")
             if name not in body_keys:
                 raise r.err("part", f"exact[{i}]: parameter {name!r} is not in the body order", hint="add it to request.order")
-        out.append(ExactPart(kind=kind, name=name, when=when, file=file, value=value, tool=tool,
+        out.append(ExactPart(kind=kind, name=name, when=when, first=first, file=file, value=value, tool=tool,
                              why=r.text("why", ""), index=i, line=line))
     return tuple(out)
 
@@ -99,10 +103,13 @@ def _tool_as(tool: Tool, value: Any, r: Reader, i: int) -> Tool:
                                when=ALWAYS, source=r.where, line=r.line("value"))
 
 
-def first_exact(entries: tuple[ExactPart, ...], kind: str, name: str, matches: Callable[[When], bool]) -> ExactPart | None:
-    """The entry deciding part (kind, name) for a variant (`matches(when)` says whether a `when` holds)."""
+def first_exact(entries: tuple[ExactPart, ...], kind: str, name: str, matches: Callable[[When], bool],
+                first_matches: Callable[[When], bool] | None = None) -> ExactPart | None:
+    """The entry deciding part (kind, name) for a variant (`matches(when)` says whether a `when` holds;
+    `first_matches(first)` whether an entry's `first` holds for the thread's first model, default `matches`)."""
     for entry in entries:
-        if entry.kind == kind and entry.name == name and matches(entry.when):
+        if entry.kind == kind and entry.name == name and matches(entry.when) \
+                and (entry.first is None or (first_matches or matches)(entry.first)):
             return entry
     return None
 

@@ -23,7 +23,7 @@ from .tools import to_json
 TURNS_KEYS = {"settings", "instructions", "reply", "updates", "join", "skills", "compaction", "max_steps", "session"}
 SESSION_KEYS = {"layout", "tools", "base", "slots"}
 SESSION_TOOL_RULES = ("first", "both")
-UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different", "partial"}
+UPDATE_KEYS = {"changed", "role", "fragments", "when", "if_different", "partial", "emptied"}
 PARTIAL_KEYS = {"always", "with"}
 REPLY_KEYS = {"item", "content"}
 SKILLS_KEYS = {"fragment", "files", "mention"}
@@ -55,6 +55,9 @@ class Update:
     re-sent because a new folder changed the writable roots); `true` in spec.yaml is all of `on`."""
     partial: "Partial | None" = None
     """Send only the lines that changed (a release that sends a partial environment context)."""
+    emptied: bool = False
+    """A section the state before renders and this one renders empty is sent as its markers alone (Codex 0.153.2's
+    `<collaboration_mode></collaboration_mode>` after a switch to a model with no text for the unset mode)."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,7 @@ def load_turns(top: Reader, fragments: tuple[Fragment, ...], axis_names: set[str
         if role not in ("developer", "user"):
             raise ur.err("role", f"role must be 'developer' or 'user', found {role!r}")
         when = read_when(ur, axes=axis_names, models=models, what="a turns update's 'when'")
-        updates.append(Update(on, frags, role, when, line, _if_different(ur, on), _partial(ur)))
+        updates.append(Update(on, frags, role, when, line, _if_different(ur, on), _partial(ur), ur.get("emptied", bool, False) is True))
 
     join = r.str_list("join")
     for role in join:
