@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ...util.atomic import replace_tree
 from ...util.fingerprint import code_fingerprint
@@ -86,16 +86,17 @@ MEMO_KIND = "imports"
 """The capture cache's file of imported specs (oracle/pool/cache.py Memo)."""
 
 
-def _made_from(h: _harvest.Harvest) -> dict[str, Any]:
-    """Everything the written spec and its check are a function of: the
-    harvest's answers (not how they were obtained: h.pool) and the code that
-    writes and checks (the store's key holds the binary and the world)."""
-    return {
+def _made_from(h: _harvest.Harvest) -> Iterator[Any]:
+    """Everything the written spec and its check are a function of, piece by
+    piece: the harvest's answers (not how they were obtained: h.pool) and the
+    code that writes and checks (the store's key holds the binary and the world)."""
+    yield {
         "code": code_fingerprint(), "release": h.release, "sentinels": h.sentinels, "catalog": h.catalog,
-        "captures": [[dataclasses.asdict(c.config), c.body, c.refused, c.transient] for c in h.captures],
         "commands": h.commands, "models": h.models, "roots_sorted": h.roots_sorted,
-        "mcp_deferred": h.mcp_deferred, "mcp_hidden": h.mcp_hidden,
+        "mcp_deferred": h.mcp_deferred, "mcp_hidden": h.mcp_hidden, "captures": len(h.captures),
     }
+    for c in h.captures:
+        yield [dataclasses.asdict(c.config), c.body, c.refused, c.transient]
 
 
 def _kept(value: Any) -> tuple[Built, int, int] | None:

@@ -47,7 +47,7 @@ import re
 import shutil
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ...util.atomic import write_bytes
 
@@ -338,9 +338,14 @@ class Memo:
     store: Store
     base: str
 
-    def key(self, made_from: Any) -> str:
-        """`made_from`: JSON data (one pass over its text, as relocate does for a dict)."""
-        return hashlib.sha256(_dumps(made_from).replace(self.base, TOKEN).encode("utf-8")).hexdigest()
+    def key(self, made_from: Iterable[Any]) -> str:
+        """`made_from`: pieces of JSON data, hashed one at a time (a full
+        matrix's answers are some 100 MB of JSON, never held as one text)."""
+        h = hashlib.sha256()
+        for piece in made_from:
+            h.update(_dumps(piece).replace(self.base, TOKEN).encode("utf-8"))
+            h.update(b"\0")
+        return h.hexdigest()
 
     def get(self, kind: str, key: str) -> Any:
         return self.store.get(kind, key, self.base)
