@@ -129,14 +129,13 @@ class Conversation:
                 continue
             sections = self.asm.later_sections(update.fragments, now.variant, now.overrides, thread)
             only_if_different = why <= set(update.if_different)
+            before = (self.asm.later_sections(update.fragments, previous.variant, previous.overrides, thread)
+                      if update.emptied or (sections and (only_if_different or update.partial)) else [])
             if update.emptied:  # a section gone empty goes as its markers (the state before's)
                 have = {x.fragment for x in sections}
-                sections = [dataclasses.replace(x, body="") for x in self.asm.later_sections(update.fragments, previous.variant,
-                                                                                           previous.overrides, thread)
-                            if x.fragment not in have and x.start and x.end] + sections
+                sections = [dataclasses.replace(x, body="") for x in before if x.fragment not in have and x.start and x.end] + sections
                 sections.sort(key=lambda x: update.fragments.index(x.fragment))
             if sections and (only_if_different or update.partial):
-                before = self.asm.later_sections(update.fragments, previous.variant, previous.overrides, thread)
                 if only_if_different and [x.text for x in before] == [x.text for x in sections]:
                     continue
                 if update.partial:

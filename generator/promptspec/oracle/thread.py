@@ -72,7 +72,17 @@ SANDBOX_POLICY = {"read-only": {"type": "readOnly"}, "workspace-write": {"type":
                   "danger-full-access": {"type": "dangerFullAccess"}}
 
 
-def standard_threads(cfg: Config, catalog: dict[str, Any], skill: str | None, cwd: str, family_field: str = "comp_hash",
+FAMILY_FIELD = "comp_hash"
+"""The catalog field whose value groups Codex's models into compaction
+families (a switch across two values compacts first, in releases that do)."""
+
+
+def families(catalog: dict[str, Any], field: str = FAMILY_FIELD) -> dict[str, Any]:
+    """slug -> the model's compaction family (`field` of its catalog entry)."""
+    return {m.get("slug"): m.get(field) for m in catalog.get("models", []) if isinstance(m, dict)}
+
+
+def standard_threads(cfg: Config, catalog: dict[str, Any], skill: str | None, cwd: str, family_field: str = FAMILY_FIELD,
                      models_in: Iterable[str] | None = None) -> list[Thread]:
     """The standard set for one starting configuration (see the module docstring);
     model switches go to models in `models_in` (default: the whole catalog)."""

@@ -176,13 +176,15 @@ def recorded_world_of(spec_dir: Path) -> Any:
     return recorded_world(record.get("world") if isinstance(record, dict) else None, str(path))
 
 
-def thread_starts(configs: list[Any], catalog: dict[str, Any], n: int, field: str = "comp_hash") -> list[Any]:
+def thread_starts(configs: list[Any], catalog: dict[str, Any], n: int) -> list[Any]:
     """The `n` compared configurations the standard threads start from: the
-    first, then the first of each other compaction family (`field` of the
-    catalog entry), alike in the other axes where one is, so that each family's
-    own later turns (and its switch across families) are exercised as soon as
-    `n` allows; then the rest in order."""
-    family = {m.get("slug"): m.get(field) for m in catalog.get("models", []) if isinstance(m, dict)}
+    first, then the first of each other compaction family (oracle.thread.families),
+    alike in the other axes where one is, so that each family's own later turns
+    (and its switch across families) are exercised as soon as `n` allows; then
+    the rest in order."""
+    from ..oracle.thread import families
+
+    family = families(catalog)
 
     def rest(c: Any) -> tuple[Any, ...]:
         return (c.personality, c.mode, c.sandbox_mode, c.approval_policy)

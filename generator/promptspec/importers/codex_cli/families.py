@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...oracle.thread import families as model_families
 from .write_spec import ImportProblem
 
 THREADS = ("compact-manual", "personality-friendly", "personality-none", "model-across-families")
@@ -31,7 +32,7 @@ THREADS = ("compact-manual", "personality-friendly", "personality-none", "model-
 def other_family(pairs: list[Any], first: Any, catalog: dict[str, Any], field: str) -> Any:
     """A start (variant, config) with a model of another `field` value than `first`'s,
     else None: the same settings as `first`, the spec's first such model."""
-    families = {m.get("slug"): m.get(field) for m in catalog.get("models", []) if isinstance(m, dict)}
+    families = model_families(catalog, field)
     cfg = first[1]
     return next((p for p in pairs if families.get(p[1].model) != families.get(cfg.model) and p[1].personality == cfg.personality
                  and p[1].mode == cfg.mode and p[1].sandbox_mode == cfg.sandbox_mode and p[1].approval_policy == cfg.approval_policy),

@@ -125,8 +125,8 @@ def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tu
     _check_out(out, force)
     t0 = time.monotonic()
     h = harvest(codex, models=models, timeout=timeout, port=port, world=world, jobs=jobs, cache=cache)
-    key = h.memo.key(_made_from(h)) if h.memo is not None else None
-    kept = _kept(h.memo.get(MEMO_KIND, key)) if h.memo is not None and key is not None else None
+    key = h.memo.key(_made_from(h)) if h.memo is not None else None  # None: no capture cache
+    kept = _kept(h.memo.get(MEMO_KIND, key)) if key is not None else None
     if kept is not None:
         built: Built = kept[0]
     else:
@@ -151,7 +151,7 @@ def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tu
             if same != total:
                 raise CodexError(f"the written spec reproduces {same} of {total} captured requests (first: {first})",
                                  release=codex.release, hint="report the release; no spec was written")
-            if kept is None and h.memo is not None and key is not None:
+            if kept is None and key is not None:
                 h.memo.put(MEMO_KIND, key, {"files": built.files, "not_modelled": built.not_modelled,
                                             "reproduced": same, "compared": total})
             if later_turns:

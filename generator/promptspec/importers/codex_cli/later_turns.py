@@ -27,11 +27,11 @@ import yaml
 
 from ...oracle.thread import CUSTOM_COMPACT_PROMPT, ThreadCapture, reply_text
 from ...oracle.thread_compare import script_steps
+from ...oracle.thread import FAMILY_FIELD
 from .session import tools_item, without_tools_item
 from .updates import SWITCHES, _fragment, _new_items, _texts, learn_updates
 from .write_spec import ImportProblem
 
-FAMILY_FIELD = "comp_hash"
 LATER = "texts/later"
 
 
@@ -433,7 +433,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
         order = learn_session(learned, caps, machine, asm, variant, scratch.values(),
                               {st.text for c in caps.values() for st in c.thread.steps if st.text}, _is_summary)
         if fam is not None:  # what a start of the other family shows: merged into one rule for both
-            family = {m.get("slug"): m.get(FAMILY_FIELD) for m in catalog.get("models", []) if isinstance(m, dict)}
+            family = _thread.families(catalog)
             body_changes = lambda t, c: _changed_params(without_tools_item(t), without_tools_item(c))  # noqa: E731
             fam_caps = captured[-1][1]
 
