@@ -62,6 +62,17 @@ def codex_install(release: str = PINNED) -> Path:
         return _npm_install(release, folder)
 
 
+def import_later_turns(release: str, models: tuple[str, ...], folder: Path) -> tuple[Path, Path, dict]:
+    """(install folder, spec folder, import stats) of `models` of Codex `release`
+    imported with their later turns into `folder`/spec (installed if need be):
+    the module fixtures of the later-turn tests."""
+    from promptspec.importers.codex_cli import import_cli
+
+    cli = codex_install(release)
+    spec_dir, stats = import_cli(cli, folder / "spec", models=models, later_turns=True)
+    return cli, spec_dir, stats
+
+
 @contextlib.contextmanager
 def _installing(folder: Path) -> Iterator[None]:
     """One `npm install` per release folder at a time: the suite runs in several

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from codex_release import codex_install
+from codex_release import import_later_turns
 from promptspec.cli import main
-from promptspec.importers.codex_cli import import_cli
 
 RELEASE = "0.150.0"
 MODELS = ("gpt-5.6-sol", "gpt-5.5")  # a v2 model first, then one of another comp_hash family
@@ -25,10 +24,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def families(tmp_path_factory) -> tuple[Path, Path, dict]:
-    cli = codex_install(RELEASE)
-    out = tmp_path_factory.mktemp("later-families") / "spec"
-    spec_dir, stats = import_cli(cli, out, models=MODELS, later_turns=True)
-    return cli, spec_dir, stats
+    return import_later_turns(RELEASE, MODELS, tmp_path_factory.mktemp("later-families"))
 
 
 def test_what_only_the_other_familys_start_sends_is_learned(families):
@@ -66,8 +62,7 @@ def test_verify_runs_a_start_of_each_family_and_finds_every_thread_identical(fam
     ("0.153.2", ("gpt-6-astra", "gpt-5.6-sol", "gpt-5.5"), "emptied"),
 ])
 def test_what_a_release_adds_after_a_switch_is_learned(release, models, check, tmp_path):
-    cli = codex_install(release)
-    spec_dir, stats = import_cli(cli, tmp_path / "spec", models=models, later_turns=True)
+    _, spec_dir, stats = import_later_turns(release, models, tmp_path)
     assert stats["threads"] >= 30  # written only because every request of every thread is reproduced
     spec = yaml.safe_load((spec_dir / "spec.yaml").read_text())
     if check == "rebuilt_personality":

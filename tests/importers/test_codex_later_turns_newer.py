@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from codex_release import codex_install
+from codex_release import import_later_turns
 from promptspec.cli import main
-from promptspec.importers.codex_cli import import_cli
 
 RELEASE = "0.171.0"
 MODELS = ("gpt-6-sol", "gpt-6-luna", "gpt-5.5")  # two of one comp_hash family, one of another
@@ -27,10 +26,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def newer(tmp_path_factory) -> tuple[Path, Path, dict]:
-    cli = codex_install(RELEASE)
-    out = tmp_path_factory.mktemp("later-newer") / "spec"
-    spec_dir, stats = import_cli(cli, out, models=MODELS, later_turns=True)
-    return cli, spec_dir, stats
+    return import_later_turns(RELEASE, MODELS, tmp_path_factory.mktemp("later-newer"))
 
 
 def test_the_newer_release_is_learned_and_every_thread_reproduced(newer):
