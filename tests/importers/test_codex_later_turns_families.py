@@ -60,6 +60,8 @@ def test_verify_runs_a_start_of_each_family_and_finds_every_thread_identical(fam
     ("0.147.0", ("gpt-5.6-sol", "gpt-5.5"), "rebuilt_personality"),
     # A switch within a family from a model with a text for the unset mode to one without: empty markers.
     ("0.153.2", ("gpt-6-astra", "gpt-5.6-sol", "gpt-5.5"), "emptied"),
+    # The compaction request leaves the history's tool-list item out (the other values keep or empty it).
+    ("0.162.0", ("gpt-6-astra", "gpt-5.5"), "input_tools"),
 ])
 def test_what_a_release_adds_after_a_switch_is_learned(release, models, check, tmp_path):
     _, spec_dir, stats = import_later_turns(release, models, tmp_path)
@@ -69,6 +71,8 @@ def test_what_a_release_adds_after_a_switch_is_learned(release, models, check, t
         rebuilt = yaml.safe_load((spec_dir / "fragments" / "personality_spec_rebuilt.yaml").read_text())
         assert rebuilt["later"] is True and rebuilt["slot"] and list(rebuilt["when"]) == ["comp_hash"]
         assert "personality.fills" in rebuilt["text"] and "thread.previous.model != model.slug" in rebuilt["text"]
+    elif check == "input_tools":
+        assert spec["turns"]["compaction"]["input_tools"] == "none"
     else:
         emptied = [u for u in spec["turns"]["updates"] if u.get("emptied")]
         assert [u["fragments"] for u in emptied] == [["collaboration_mode"]]

@@ -176,11 +176,14 @@ class Conversation:
             if state.variant != first.variant or state.overrides else first
         base = first.base if self._keeps_base(first.variant) else now.base
         req = dataclasses.replace(now, messages=tuple(messages), base=base, notes=())
-        if params:
+        if params is not None:  # a compaction request
             merged = merge(dict(req.params), {k: v for k, v in params.items() if k != "tools"})
             order = req.body_order
             tools, emptied = req.tools, False
-            if "tools" in params and (req.tool_placement == "field" or self.spec.turns.compaction.input_tools == "params"):
+            input_tools = self.spec.turns.compaction.input_tools
+            if req.tool_placement == "input" and input_tools == "none":
+                tools = ()
+            elif "tools" in params and (req.tool_placement == "field" or input_tools == "params"):
                 tools, emptied = (), req.tool_placement == "input"
             req = dataclasses.replace(req, params=tuple((k, merged[k]) for k in order if k in merged), tools=tools,
                                       empty_tools_item=emptied)

@@ -108,7 +108,10 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture], base: str = ""
     turn, comp, after = cap.bodies
     # A tool list in the input (an additional_tools item) is part of the history: a release
     # may empty it in the compaction request (turns.compaction.input_tools).
-    emptied = bool(tools_item(turn)) and tools_item(comp) == []
+    sent, kept = tools_item(turn), tools_item(comp)
+    input_tools = "keep" if not sent or kept == sent else "params" if kept == [] else "none" if kept is None else None
+    if input_tools is None:
+        raise ImportProblem("the compaction request sends another tool list in the input than the turn before it")
     turn, comp, after = (without_tools_item(b) for b in cap.bodies)
     added = _new_items([turn, comp], 1)
     if len(added) != 2 or added[0].get("role") != "assistant":
@@ -125,7 +128,7 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture], base: str = ""
     if custom is not None and len(custom.bodies) == 3 and _texts(custom.bodies[1]["input"][-1]) != [CUSTOM_COMPACT_PROMPT]:
         raise ImportProblem("a configured compact_prompt is not the compaction request's last message")
     params = _changed_params(turn, comp)
-    if emptied:
+    if input_tools == "params":
         params["tools"] = []
     summary_item = next((i for i in after["input"] if _is_summary(i)), None)
     if summary_item is None:
@@ -169,8 +172,8 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture], base: str = ""
         else:
             written.append(piece)
     comp_cfg: dict[str, Any] = {"prompt": "compact_prompt", "summary": "compact_summary", "params": params, "history": written}
-    if emptied:
-        comp_cfg["input_tools"] = "params"
+    if input_tools != "keep":
+        comp_cfg["input_tools"] = input_tools
     across = captures.get("model-across-families")
     if across is not None and len(across.bodies) == 3:
         comp_cfg["on_model_switch"] = FAMILY_FIELD

@@ -79,19 +79,62 @@ def _jinja(template_piece: str) -> str:
     return " ~ ".join(parts) or '""'
 
 
+SORTED_LIST = re.compile(r"\[((?:[^\[\]\"]|\"(?:[^\"\\]|\\.)*\")*)\] \| sort \| join\((\"(?:[^\"\\]|\\.)*\")\)")
+"""A list the fragment's text sorts and joins (a release that sorts its writable roots, write_spec._sorted_roots)."""
+ITEM = re.compile(r'\(?(\w+)(?: ~ ("(?:[^"\\]|\\.)*"))?\)?|("(?:[^"\\]|\\.)*")')
+"""One item of it: a placeholder, a placeholder and a literal, or a literal."""
+
+
+def _in_sorted_list(doc: dict[str, Any], piece: str, values: dict[str, str], unless: str) -> str | None:
+    """The fragment's text with the list item `piece` names (an item and its
+    separator) sent only `unless` a setting was switched, when the text
+    computes the piece as one item of a sorted list; None otherwise."""
+    for m in SORTED_LIST.finditer(doc["text"]):
+        sep = json.loads(m.group(2))
+        items = [i.strip() for i in m.group(1).split(", ")]
+        rendered: list[str] = []
+        for item in items:
+            found = ITEM.fullmatch(item)
+            if not found:
+                break
+            name, tail, literal = found.groups()
+            if literal is not None:
+                rendered.append(json.loads(literal))
+            elif name in values:
+                rendered.append(values[name] + (json.loads(tail) if tail else ""))
+            else:
+                break
+        else:
+            hits = [k for k, r in enumerate(rendered) if piece in (f"{r}{sep}", f"{sep}{r}")]
+            # One item renders to the piece (the spec's reproduction of every thread checks the rest).
+            if len(hits) == 1 and rendered.count(rendered[hits[0]]) == 1:
+                k = hits[0]
+                kept = [*items[:k], f'({items[k]} if {unless} else "")', *items[k + 1:]]
+                listed = "[" + ", ".join(kept) + "] | select | sort | join(" + m.group(2) + ")"
+                return doc["text"][:m.start()] + listed + doc["text"][m.end():]
+    return None
+
+
 def learn_since_start(files: dict[str, str], staging: Any, section: Any, sent: str, changed: list[str],
                       values: dict[str, str], fragment_doc: Any) -> bool:
     """When `sent` is `section` (a first-request section of the new state) with
-    one piece of one of its fragment's text files left out, write the rule
-    (the piece a placeholder the fragment fills while none of `changed` has
-    been switched) into `files` and say so; False when the rule does not fit."""
+    one piece left out, of one of its fragment's text files or one item of a
+    list its text sorts, write the rule (the piece a placeholder the fragment
+    fills, or the item one it lists, while none of `changed` has been
+    switched) into `files` and say so; False when the rule does not fit."""
     doc = fragment_doc(section.fragment) if fragment_doc is not None else None
     if not isinstance(doc, dict) or not isinstance(doc.get("text"), str) or not changed:
         return False
+    unless = " and ".join(f'{json.dumps(c)} not in thread.switched' for c in changed)
     # Where a removal fits in several places (`x`, `y` less "x`, `"), a piece that ends
     # at a word's end reads best: "`x`, " (they all render the same).
     for a, b in sorted(left_out(section.text, sent), key=lambda ab: not section.text[ab[1] - 1].isspace()):
         piece = section.text[a:b]
+        listed = _in_sorted_list(doc, piece, values, unless)
+        if listed is not None:
+            files[f"fragments/{section.fragment}.yaml"] = yaml.safe_dump({**doc, "text": listed}, sort_keys=False,
+                                                                         allow_unicode=True, width=1000)
+            return True
         for table, paths in (doc.get("variables") or {}).items():
             if not isinstance(paths, dict):
                 continue
@@ -106,7 +149,6 @@ def learn_since_start(files: dict[str, str], staging: Any, section: Any, sent: s
                 call = re.compile(r"text\(" + re.escape(table) + r"\[[^\]]*\](?:, \w+=\w+)*")
                 if len(call.findall(doc["text"])) != 1:
                     raise ImportProblem(f"the {section.fragment} fragment reads {table} more than once: no place for a piece only the start sends")
-                unless = " and ".join(f'{json.dumps(c)} not in thread.switched' for c in changed)
                 text = call.sub(lambda m: f'{m.group(0)}, {PLACEHOLDER}=({_jinja(span)} if {unless} else "")', doc["text"])
                 files[path] = template.replace(span, "{{ " + PLACEHOLDER + " }}")
                 files[f"fragments/{section.fragment}.yaml"] = yaml.safe_dump({**doc, "text": text}, sort_keys=False,

@@ -29,7 +29,7 @@ REPLY_KEYS = {"item", "content"}
 SKILLS_KEYS = {"fragment", "files", "mention"}
 COMPACTION_KEYS = {"prompt", "summary", "params", "switch_params", "switch_when", "history", "leave_out", "limit_setting", "percent", "on_model_switch",
                    "input_tools"}
-INPUT_TOOLS = ("keep", "params")
+INPUT_TOOLS = ("keep", "params", "none")
 HISTORY_PIECES = ("user_messages", "last_user_message", "earlier_user_messages", "summary", "initial_context", "initial_base",
                   "initial_rest")
 DEFAULT_SETTINGS = ("sandbox_mode", "approval_policy", "cwd")
@@ -105,7 +105,8 @@ class Compaction:
     """`switch_params` apply when the model before the switch matches (a release whose families compact differently)."""
     input_tools: str = "keep"
     """A tool list the layout places in the input (the history's `additional_tools` item): `keep` it in the
-    compaction request, or let `params.tools` replace it (`params`: the item goes with an empty list)."""
+    compaction request, let `params.tools` replace it (`params`: the item goes with an empty list), or leave
+    the item out (`none`)."""
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,7 @@ def _compaction(r: Reader, fragment: Any, axis_names: set[str], scenario: Mappin
     input_tools = c.text("input_tools", "keep")
     if input_tools not in INPUT_TOOLS:
         raise c.err("input_tools", f"turns.compaction.input_tools must be one of {', '.join(INPUT_TOOLS)}, found {input_tools!r}",
-                    hint="keep: a tool list in the input stays; params: params.tools replaces it")
+                    hint="keep: a tool list in the input stays; params: params.tools replaces it; none: the compaction request leaves it out")
     return Compaction(prompt, summary, MappingProxyType(params), tuple(history),
                       c.text("limit_setting", "model_auto_compact_token_limit"), percent, switch, r.line("compaction"),
                       leave_out, MappingProxyType(switch_params), switch_when, input_tools)
