@@ -300,6 +300,29 @@ def test_page_cache_remakes_only_the_edited_variants(tmp_path):
     assert cache.reused == 0 and cache.made == 24
 
 
+def test_kept_comparisons_give_what_a_build_from_scratch_gives(tmp_path):
+    """Under serve the summary comparisons are kept (summary.KEPT): after an
+    edit of the plan mode's text the comparisons it reached are made again,
+    the others read back, and the overview pages are what a build from
+    scratch makes."""
+    spec = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, spec)
+    counter = TokenCounter(tmp_path / "cache")
+    session = pipeline.Session(spec, counter=counter)
+    cache = site.PageCache()
+    first = dict(site.build_site(session.run(), links="dir", cache=cache, list_limit=5, variant_pages="none").pages)
+    before = {key: found for key, (found, _) in cache._comparisons.items()}
+    body = spec / "fragments" / "review_checklist.md"
+    body.write_text(body.read_text(encoding="utf-8") + "One more line.\n", encoding="utf-8")
+    second = dict(site.build_site(session.run(), links="dir", cache=cache, list_limit=5, variant_pages="none").pages)
+    fresh = dict(site.build_site(pipeline.run(spec, counter=counter), links="dir", list_limit=5, variant_pages="none").pages)
+    assert second == fresh and second["prompts/modes/plan.md"] != first["prompts/modes/plan.md"]
+    after = {key: found for key, (found, _) in cache._comparisons.items()}
+    remade = {key for key in after if after[key] is not before.get(key)}
+    assert remade and len(remade) < len(after)
+    assert ("compare", "mode", "default", "plan") in remade and ("compare", "mode", "default", "execute") not in remade
+
+
 # ---------------------------------------------------------------------------
 # -v and the progress bar
 
