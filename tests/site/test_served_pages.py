@@ -123,3 +123,30 @@ def test_a_serve_rebuild_serves_what_a_fresh_build_makes(tmp_path: Path) -> None
     lines = loop.build()
     assert _left_as_they_were(lines) >= len([p for p in again if "/variants/" in p])
     assert _tree(served) == before
+
+
+def test_serve_packs_blocks_past_its_own_budget_and_serves_the_same_pages(tmp_path: Path, monkeypatch) -> None:
+    """Under serve the raw blocks held while pages are written have a budget
+    of their own (mkdocs_pages.HELD_RAW_SERVING, below a one-off build's):
+    past it the deferred pages' blocks are packed, in the first build and in
+    a rebuild, and what is served is still what a fresh build makes."""
+    from promptspec.site.serve import fast_pages, mkdocs_pages
+
+    real_pack = fast_pages.pack
+    packs: list[int] = []
+    monkeypatch.setattr(fast_pages, "pack", lambda blocks: packs.append(1) or real_pack(blocks))
+    monkeypatch.setattr(mkdocs_pages, "HELD_RAW_SERVING", 0)
+    spec = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, spec)
+    config = mkdocs_config(tmp_path, spec, base="none", variant_pages="all")
+    served = tmp_path / "served"
+    loop = ServeLoop(config, served)
+    loop.build()
+    assert len(packs) == 88  # every variant page, though a build holds them raw (HELD_RAW)
+    _same_as_a_fresh_build(config, served, tmp_path, "first")
+    fragment = spec / "fragments" / "realtime.md"
+    fragment.write_text(fragment.read_text(encoding="utf-8") + "Edited while serving.\n", encoding="utf-8")
+    packs.clear()
+    loop.build()
+    assert 0 < len(packs) < 88  # the pages the edit changed
+    _same_as_a_fresh_build(config, served, tmp_path, "edited")

@@ -18,7 +18,8 @@ fast_pages.py rides on the page events every plugin gets:
   (fast_pages.theme_blocks), which the theme looks for.  MkDocs keeps every page's
   content until the last page is written; what a deferred page holds
   meanwhile is its skeleton's HTML and its blocks, raw up to HELD_RAW
-  characters for the whole site and compressed (a few KB a page) past it.
+  characters for the whole site (HELD_RAW_SERVING under serve) and compressed
+  (a few KB a page) past it.
 * `env` (on_env, serve only): a deferred page whose skeleton and site are an
   earlier build's gets that build's theme output, placeholders and all, so
   the theme is not rendered again for it (its new blocks still go in); that
@@ -197,6 +198,12 @@ HELD_RAW = 96_000_000
 pages holds its blocks raw (some 200 MB at most) and only a larger one
 compresses the pages past that."""
 
+HELD_RAW_SERVING = 32_000_000
+"""The same budget under `mkdocs serve`, which also holds what it keeps for
+the next rebuild (the last result, page parts, theme output): a rebuild of a
+few hundred variant pages still holds its blocks raw, a first build or one
+that rebuilds most pages packs the rest, so serve's peak stays near a build's."""
+
 
 class FastPages:
     """The fast path's state: per build, the blocks of the page being
@@ -282,9 +289,9 @@ class FastPages:
             now = fast_pages.theme_blocks(blocks)
             html = fast_pages.fill(html, blocks, now)
             self._now[uri] = now
-            # Held raw up to HELD_RAW characters, then packed.
+            # Held raw up to HELD_RAW (serving: HELD_RAW_SERVING) characters, then packed.
             size = sum(map(len, blocks))
-            if self._held + size <= HELD_RAW:
+            if self._held + size <= (HELD_RAW_SERVING if self.keep else HELD_RAW):
                 self._later[uri] = blocks
                 self._held += size
             else:
