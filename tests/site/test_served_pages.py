@@ -75,14 +75,21 @@ def _same_as_a_fresh_build(config: Path, served: Path, tmp: Path, name: str) -> 
     return want
 
 
-@pytest.mark.slow
-def test_a_serve_rebuild_serves_what_a_fresh_build_makes(tmp_path: Path) -> None:
+def _serving(tmp_path: Path, base: str) -> tuple[Path, Path, Path, ServeLoop]:
+    """(spec, config, served site, loop) of a copy of the embedded spec with a
+    page per variant, after the serve loop's first build."""
     spec = tmp_path / "spec"
     shutil.copytree(TEMPLATES, spec)
-    config = mkdocs_config(tmp_path, spec, base="lock", variant_pages="all")
+    config = mkdocs_config(tmp_path, spec, base=base, variant_pages="all")
     served = tmp_path / "served"
     loop = ServeLoop(config, served)
     loop.build()
+    return spec, config, served, loop
+
+
+@pytest.mark.slow
+def test_a_serve_rebuild_serves_what_a_fresh_build_makes(tmp_path: Path) -> None:
+    spec, config, served, loop = _serving(tmp_path, "lock")
     before = _same_as_a_fresh_build(config, served, tmp_path, "first")
 
     fragment = spec / "fragments" / "realtime.md"  # sent by the pair_programming variants only
@@ -136,12 +143,7 @@ def test_serve_packs_blocks_past_its_own_budget_and_serves_the_same_pages(tmp_pa
     packs: list[int] = []
     monkeypatch.setattr(fast_pages, "pack", lambda blocks: packs.append(1) or real_pack(blocks))
     monkeypatch.setattr(mkdocs_pages, "HELD_RAW_SERVING", 0)
-    spec = tmp_path / "spec"
-    shutil.copytree(TEMPLATES, spec)
-    config = mkdocs_config(tmp_path, spec, base="none", variant_pages="all")
-    served = tmp_path / "served"
-    loop = ServeLoop(config, served)
-    loop.build()
+    spec, config, served, loop = _serving(tmp_path, "none")
     assert len(packs) == 88  # every variant page, though a build holds them raw (HELD_RAW)
     _same_as_a_fresh_build(config, served, tmp_path, "first")
     fragment = spec / "fragments" / "realtime.md"
