@@ -109,8 +109,13 @@ def _compaction(out: Learned, captures: dict[str, ThreadCapture], base: str = ""
     # A tool list in the input (an additional_tools item) is part of the history: a release
     # may empty it in the compaction request (turns.compaction.input_tools).
     sent, kept = tools_item(turn), tools_item(comp)
-    input_tools = "keep" if not sent or kept == sent else "params" if kept == [] else "none" if kept is None else None
-    if input_tools is None:
+    if not sent or kept == sent:
+        input_tools = "keep"
+    elif kept == []:
+        input_tools = "params"
+    elif kept is None:
+        input_tools = "none"
+    else:
         raise ImportProblem("the compaction request sends another tool list in the input than the turn before it")
     turn, comp, after = (without_tools_item(b) for b in cap.bodies)
     added = _new_items([turn, comp], 1)

@@ -132,8 +132,7 @@ def learn_since_start(files: dict[str, str], staging: Any, section: Any, sent: s
         piece = section.text[a:b]
         listed = _in_sorted_list(doc, piece, values, unless)
         if listed is not None:
-            files[f"fragments/{section.fragment}.yaml"] = yaml.safe_dump({**doc, "text": listed}, sort_keys=False,
-                                                                         allow_unicode=True, width=1000)
+            _rewrite(files, section.fragment, doc, listed)
             return True
         for table, paths in (doc.get("variables") or {}).items():
             if not isinstance(paths, dict):
@@ -151,10 +150,14 @@ def learn_since_start(files: dict[str, str], staging: Any, section: Any, sent: s
                     raise ImportProblem(f"the {section.fragment} fragment reads {table} more than once: no place for a piece only the start sends")
                 text = call.sub(lambda m: f'{m.group(0)}, {PLACEHOLDER}=({_jinja(span)} if {unless} else "")', doc["text"])
                 files[path] = template.replace(span, "{{ " + PLACEHOLDER + " }}")
-                files[f"fragments/{section.fragment}.yaml"] = yaml.safe_dump({**doc, "text": text}, sort_keys=False,
-                                                                             allow_unicode=True, width=1000)
+                _rewrite(files, section.fragment, doc, text)
                 return True
     return False
+
+
+def _rewrite(files: dict[str, str], fragment: str, doc: dict[str, Any], text: str) -> None:
+    """The fragment's file with its text replaced by the one the rule writes."""
+    files[f"fragments/{fragment}.yaml"] = yaml.safe_dump({**doc, "text": text}, sort_keys=False, allow_unicode=True, width=1000)
 
 
 def since_start_rules(learned: Any, staging: Any, machine: Any, asm: Any, variant: Any, caps: dict[str, Any],
