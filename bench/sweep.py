@@ -3,6 +3,7 @@
 
     nice -n 10 python3 bench/sweep.py                          # every release on npm from 0.125.0
     python3 bench/sweep.py --releases 0.153.0,0.156.0 --table sweep.md
+    python3 bench/sweep.py --prereleases --later-turns 2      # alphas too (0.162.0-alpha.15 ...)
 
 For each release: `npm install --prefix CACHE/<release> @openai/codex@<release>`
 unless already there (CACHE: `$PROMPTSPEC_CODEX_CACHE`, else
@@ -43,6 +44,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 FIRST = (0, 125, 0)
 STABLE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+PRERELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)-(alpha|beta|rc)\.(\d+)$")
+"""0.162.0-alpha.15; not 0.162.0-linux-x64, which npm lists too but is a platform package of a release."""
 HEADER = "| release | variants | identical | import s | verify s | peak MiB | note |\n|---|---|---|---|---|---|---|"
 THREAD_HEADER = ("| release | variants | identical | threads | threads identical | import s | verify s | peak MiB | note |\n"
                  "|---|---|---|---|---|---|---|---|---|")
@@ -53,13 +56,28 @@ def cache_root() -> Path:
     return Path(given) if given else Path.home() / ".cache" / "promptspec" / "codex"
 
 
-def npm_releases() -> list[str]:
-    """Stable releases on npm from 0.125.0 on, oldest first."""
+def npm_releases(prereleases: bool = False) -> list[str]:
+    """Stable releases on npm from 0.125.0 on (and their alphas, betas and
+    release candidates with `prereleases`), oldest first."""
     out = subprocess.run(["npm", "view", "@openai/codex", "versions", "--json"], capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
         sys.exit(f"sweep: npm view failed: {(out.stderr.strip().splitlines() or ['no message'])[-1]}")
-    found = [v for v in json.loads(out.stdout) if STABLE.match(v)]
-    return sorted((v for v in found if tuple(map(int, v.split("."))) >= FIRST), key=lambda v: tuple(map(int, v.split("."))))
+    return releases_from(json.loads(out.stdout), prereleases)
+
+
+def releases_from(versions: list[str], prereleases: bool = False) -> list[str]:
+    """The versions to sweep, in semver order (a prerelease before its release)."""
+    def order(v: str) -> tuple[int, ...] | None:
+        m = STABLE.match(v)
+        if m:
+            return (*map(int, m.groups()), 1, 0)
+        m = PRERELEASE.match(v) if prereleases else None
+        if m:
+            major, minor, patch, kind, n = m.groups()
+            return (int(major), int(minor), int(patch), 0, ("alpha", "beta", "rc").index(kind), int(n))
+        return None
+    keyed = [(k, v) for v in versions if (k := order(v)) is not None and k[:3] >= FIRST]
+    return [v for _, v in sorted(keyed)]
 
 
 def install(release: str) -> Path:
@@ -129,6 +147,8 @@ def sweep_one(release: str, timeout: float, keep: Path | None = None, threads: i
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--releases", help="comma-separated releases (default: every stable release on npm from 0.125.0)")
+    ap.add_argument("--prereleases", action="store_true",
+                    help="with the default list: also the alphas, betas and release candidates npm publishes")
     ap.add_argument("--table", type=Path, help="also write the table to this Markdown file (row by row)")
     ap.add_argument("--keep", type=Path, help="keep each imported spec as KEEP/<release> (default: removed)")
     ap.add_argument("--timeout", type=float, default=60.0, help="the longest one Codex step may take (default 60)")
@@ -136,7 +156,7 @@ def main() -> int:
                     help="also learn later turns at import and verify the standard threads of N variants (default 2)")
     args = ap.parse_args()
     header = THREAD_HEADER if args.later_turns is not None else HEADER
-    releases = [r.strip() for r in args.releases.split(",") if r.strip()] if args.releases else npm_releases()
+    releases = [r.strip() for r in args.releases.split(",") if r.strip()] if args.releases else npm_releases(args.prereleases)
     print(header, flush=True)
     if args.table:
         args.table.write_text(header + "\n", encoding="utf-8")
