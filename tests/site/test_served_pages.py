@@ -152,3 +152,49 @@ def test_serve_packs_blocks_past_its_own_budget_and_serves_the_same_pages(tmp_pa
     loop.build()
     assert 0 < len(packs) < 88  # the pages the edit changed
     _same_as_a_fresh_build(config, served, tmp_path, "edited")
+
+
+def test_serve_rebuilds_run_without_the_cyclic_collector_and_collect_after(tmp_path: Path, monkeypatch) -> None:
+    """site/serve/idle_collect.py: while a serve rebuild makes its pages no
+    collection walks the session's heap; one full collection follows the
+    rebuild; a one-off build leaves the collector alone."""
+    import gc
+    import time
+
+    from promptspec.site.plugin import PromptspecPlugin
+
+    real = PromptspecPlugin._generate
+    seen: list[tuple[bool, int]] = []
+    collections: list[int] = []
+
+    def note(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    def generate(self, config, files):
+        before = len(collections)
+        try:
+            return real(self, config, files)
+        finally:
+            seen.append((gc.isenabled(), len(collections) - before))
+
+    monkeypatch.setattr(PromptspecPlugin, "_generate", generate)
+    gc.callbacks.append(note)
+    try:
+        spec, config, served, loop = _serving(tmp_path, "none")
+        (plugin,) = [p for p in loop.plugins.values() if isinstance(p, PromptspecPlugin)]
+        fragment = spec / "fragments" / "realtime.md"
+        fragment.write_text(fragment.read_text(encoding="utf-8") + "Edited while serving.\n", encoding="utf-8")
+        done = plugin.collector.collections
+        loop.build()
+        assert gc.isenabled()
+        deadline = time.monotonic() + 10
+        while plugin.collector.collections == done and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert plugin.collector.collections == done + 1 and 2 in collections
+        assert mkdocs_build(config, "-d", str(tmp_path / "built")).returncode == 0
+    finally:
+        gc.callbacks.remove(note)
+    (first, first_n), (rebuild, rebuild_n), (one_off, one_off_n) = seen
+    assert (first, first_n, rebuild, rebuild_n) == (False, 0, False, 0)
+    assert one_off and one_off_n > 0  # the same work collects as usual outside serve

@@ -160,6 +160,9 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         from .serve.served_pages import Unchanged
 
         self.unchanged = Unchanged()  # serve: the generated files an edit left as they were (served_pages)
+        from .serve.idle_collect import IdleCollector
+
+        self.collector = IdleCollector()  # serve: the cyclic GC waits for the end of each rebuild
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -167,6 +170,8 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.dirty = dirty
 
     def on_config(self, config):
+        if self.serving:  # the first event of every build; on_post_build or on_build_error resumes it
+            self.collector.pause()
         base_dir = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         self.base_dir = base_dir
         self.spec_dir = (base_dir / self.config.spec).resolve()
@@ -189,6 +194,9 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         config.extra_css.append(CSS)
         config.extra_javascript.append(JS)
         return config
+
+    def on_shutdown(self) -> None:
+        self.collector.close()
 
     def on_serve(self, server, *, config, builder):
         for folder in [self.spec_dir, *self.watch_dirs]:
@@ -428,6 +436,12 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
 
     @event_priority(50)  # before the search plugin writes its index (served_pages puts entries back)
     def on_post_build(self, *, config) -> None:
+        try:
+            self._post_build(config)
+        finally:
+            self.collector.resume()
+
+    def _post_build(self, config) -> None:
         """Without `site_url`, MkDocs writes 404.html with links from the
         server's root ("/assets/..."), which break wherever the site is not
         served from the root (a project page, a folder opened from disk).
@@ -461,6 +475,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
     def on_build_error(self, *, error) -> None:
         """A rebuild that failed leaves the served site as far as it got, as
         MkDocs' own does, but never in the hidden holder."""
+        self.collector.resume()
         if self.aside is not None:
             from .serve import served_output
 
