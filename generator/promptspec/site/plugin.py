@@ -170,7 +170,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.dirty = dirty
 
     def on_config(self, config):
-        if self.serving:  # the first event of every build; on_post_build or on_build_error resumes it
+        if self.serving and self.last_site is not None:  # a rebuild (the first event of each); resumed at its end
             self.collector.pause()
         base_dir = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         self.base_dir = base_dir

@@ -10,12 +10,15 @@ collector off during rebuilds: 2.6 s; one full collection alone costs
 ~0.5 s).  Reference counting frees almost everything either way; only
 objects in reference cycles (MkDocs' pages and nav link to each other) wait
 for the collection after the rebuild.  That collection runs `DELAY` seconds
-after the rebuild ends -- the browser has reloaded by then -- unless the next
-rebuild has started, which cancels it and runs one when it ends instead: a
-burst of edits defers the cycles, never holds them past the burst.
+after the rebuild ends -- the browser has reloaded by then -- and switches
+the collector back on, unless the next rebuild has started, which cancels it
+and runs one when it ends instead: a burst of edits defers the cycles, never
+holds them past the burst.
 
-Nothing here changes what a build writes; a one-off `mkdocs build` does not
-use it.
+Nothing here changes what a build writes.  Serve's first build and a one-off
+`mkdocs build` collect as usual: no reload waits on them, and with the
+collector off through a whole first build at 2,400 variants serve held
+~85 MiB more for the rest of the session.
 """
 
 from __future__ import annotations
@@ -29,41 +32,44 @@ DELAY = 0.3
 
 class IdleCollector:
     """`pause()` when a rebuild starts, `resume()` when it ends (done or
-    failed), `close()` when serve stops.  A process whose collector was
+    failed), `close()` when serve stops.  The collector is switched back on
+    only by the collection after a rebuild, not at its end: re-enabled there,
+    the allocations counted while it was off would set off a full collection
+    at once, in the last steps of the rebuild.  A process whose collector was
     already off (the user's choice) is left as it is."""
 
     def __init__(self, delay: float = DELAY) -> None:
         self.delay = delay
         self._lock = threading.Lock()
-        self._paused = False
+        self._off = False  # switched off by us, not yet back on
         self._timer: threading.Timer | None = None
         self.collections = 0  # collections run after rebuilds (for tests)
 
     def pause(self) -> None:
         with self._lock:
             self._cancel()
-            if not self._paused and gc.isenabled():
+            if not self._off and gc.isenabled():
                 gc.disable()
-                self._paused = True
+                self._off = True
 
     def resume(self) -> None:
         with self._lock:
-            if not self._paused:
-                return
-            self._paused = False
-            gc.enable()
             self._cancel()
-            self._timer = threading.Timer(self.delay, self._collect)
-            self._timer.name = "promptspec-gc"
-            self._timer.daemon = True
-            self._timer.start()
+            if self._off:
+                self._timer = threading.Timer(self.delay, self._collect)
+                self._timer.name = "promptspec-gc"
+                self._timer.daemon = True
+                self._timer.start()
 
     def close(self) -> None:
         with self._lock:
             self._cancel()
-            if self._paused:
-                self._paused = False
-                gc.enable()
+            self._on()
+
+    def _on(self) -> None:
+        if self._off:
+            self._off = False
+            gc.enable()
 
     def _cancel(self) -> None:
         if self._timer is not None:
@@ -72,8 +78,9 @@ class IdleCollector:
 
     def _collect(self) -> None:
         with self._lock:
-            if self._paused or self._timer is None:  # a rebuild started meanwhile: it collects when it ends
+            if self._timer is None or not self._off:  # cancelled by a rebuild that started meanwhile
                 return
             self._timer = None
             gc.collect()
+            self._on()
             self.collections += 1
