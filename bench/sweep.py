@@ -67,15 +67,15 @@ def npm_releases(prereleases: bool = False) -> list[str]:
 
 def releases_from(versions: list[str], prereleases: bool = False) -> list[str]:
     """The versions to sweep, in semver order (a prerelease before its release)."""
+    kinds = ("alpha", "beta", "rc", "")  # a release sorts after its prereleases
+
     def order(v: str) -> tuple[int, ...] | None:
-        m = STABLE.match(v)
-        if m:
-            return (*map(int, m.groups()), 1, 0)
-        m = PRERELEASE.match(v) if prereleases else None
-        if m:
-            major, minor, patch, kind, n = m.groups()
-            return (int(major), int(minor), int(patch), 0, ("alpha", "beta", "rc").index(kind), int(n))
-        return None
+        m = STABLE.match(v) or (PRERELEASE.match(v) if prereleases else None)
+        if m is None:
+            return None
+        major, minor, patch = map(int, m.groups()[:3])
+        kind, n = m.groups()[3:] or ("", "0")  # a stable release has neither
+        return major, minor, patch, kinds.index(kind), int(n)
     keyed = [(k, v) for v in versions if (k := order(v)) is not None and k[:3] >= FIRST]
     return [v for _, v in sorted(keyed)]
 

@@ -150,6 +150,25 @@ def build_ok(config: Path) -> Path:
     return Path(yaml.safe_load(config.read_text())["site_dir"])
 
 
+@contextlib.contextmanager
+def gc_collections() -> Iterator[list[int]]:
+    """The generation of each collection Python's cyclic GC starts meanwhile
+    (gc.callbacks), in order: 2 is a full one."""
+    seen: list[int] = []
+
+    def note(phase: str, info: dict) -> None:
+        if phase == "start":
+            seen.append(info["generation"])
+
+    import gc
+
+    gc.callbacks.append(note)
+    try:
+        yield seen
+    finally:
+        gc.callbacks.remove(note)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

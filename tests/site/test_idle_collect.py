@@ -7,22 +7,16 @@ import gc
 import time
 
 import pytest
+from _helpers import gc_collections
 
 from promptspec.site.serve.idle_collect import IdleCollector
 
 
 @pytest.fixture
 def collections():
-    """Full collections, as the collector's own callbacks see them."""
-    seen: list[int] = []
-
-    def note(phase: str, info: dict) -> None:
-        if phase == "start":
-            seen.append(info["generation"])
-
-    gc.callbacks.append(note)
-    yield seen
-    gc.callbacks.remove(note)
+    """The generations of the collections run during the test; the collector on again after it."""
+    with gc_collections() as seen:
+        yield seen
     gc.enable()
 
 

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _helpers import TEMPLATES, mkdocs_build, mkdocs_config
+from _helpers import TEMPLATES, gc_collections, mkdocs_build, mkdocs_config
 
 URL = "http://127.0.0.1:8000/"  # never listened on: it only gives build() serve's inclusion levels
 
@@ -165,11 +165,6 @@ def test_serve_rebuilds_run_without_the_cyclic_collector_and_collect_after(tmp_p
 
     real = PromptspecPlugin._generate
     seen: list[tuple[bool, int]] = []
-    collections: list[int] = []
-
-    def note(phase: str, info: dict) -> None:
-        if phase == "start":
-            collections.append(info["generation"])
 
     def generate(self, config, files):
         before = len(collections)
@@ -179,8 +174,7 @@ def test_serve_rebuilds_run_without_the_cyclic_collector_and_collect_after(tmp_p
             seen.append((gc.isenabled(), len(collections) - before))
 
     monkeypatch.setattr(PromptspecPlugin, "_generate", generate)
-    gc.callbacks.append(note)
-    try:
+    with gc_collections() as collections:
         spec, config, served, loop = _serving(tmp_path, "none")
         (plugin,) = [p for p in loop.plugins.values() if isinstance(p, PromptspecPlugin)]
         fragment = spec / "fragments" / "realtime.md"
@@ -192,8 +186,6 @@ def test_serve_rebuilds_run_without_the_cyclic_collector_and_collect_after(tmp_p
             time.sleep(0.02)
         assert plugin.collector.collections == done + 1 and 2 in collections and gc.isenabled()
         assert mkdocs_build(config, "-d", str(tmp_path / "built")).returncode == 0
-    finally:
-        gc.callbacks.remove(note)
     (first, first_n), (rebuild, rebuild_n), (one_off, one_off_n) = seen
     assert (rebuild, rebuild_n) == (False, 0)
     # The first serve build and a one-off build collect as usual.
