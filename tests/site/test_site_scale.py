@@ -300,10 +300,11 @@ def test_page_cache_remakes_only_the_edited_variants(tmp_path):
     assert cache.reused == 0 and cache.made == 24
 
 
-def test_kept_comparisons_give_what_a_build_from_scratch_gives(tmp_path):
+def test_kept_comparisons_give_what_a_build_from_scratch_gives(tmp_path, monkeypatch):
     """Under serve the summary comparisons are kept (summary.KEPT): after an
     edit of the plan mode's text the comparisons it reached are made again,
-    the others read back, and the overview pages are what a build from
+    the others read back, within a remade one only the pairs with an edited
+    variant are diffed again, and the overview pages are what a build from
     scratch makes."""
     spec = tmp_path / "spec"
     shutil.copytree(TEMPLATES, spec)
@@ -314,13 +315,23 @@ def test_kept_comparisons_give_what_a_build_from_scratch_gives(tmp_path):
     before = {key: found for key, (found, _) in cache._comparisons.items()}
     body = spec / "fragments" / "review_checklist.md"
     body.write_text(body.read_text(encoding="utf-8") + "One more line.\n", encoding="utf-8")
-    second = dict(site.build_site(session.run(), links="dir", cache=cache, list_limit=5, variant_pages="none").pages)
+    diffed: list[tuple] = []
+    real_pair = site_summary._pair
+    monkeypatch.setattr(site_summary, "_pair", lambda rv, rw: diffed.append((rv.v, rw.v)) or real_pair(rv, rw))
+    result = session.run()
+    redone = session.changes.variants
+    second = dict(site.build_site(result, links="dir", cache=cache, list_limit=5, variant_pages="none").pages)
+    monkeypatch.setattr(site_summary, "_pair", real_pair)
     fresh = dict(site.build_site(pipeline.run(spec, counter=counter), links="dir", list_limit=5, variant_pages="none").pages)
     assert second == fresh and second["prompts/modes/plan.md"] != first["prompts/modes/plan.md"]
     after = {key: found for key, (found, _) in cache._comparisons.items()}
     remade = {key for key in after if after[key] is not before.get(key)}
     assert remade and len(remade) < len(after)
     assert ("compare", "mode", "default", "plan") in remade and ("compare", "mode", "default", "execute") not in remade
+    # Each pair diffed again holds an edited variant; the model comparisons also hold pairs of other modes, kept.
+    assert diffed and all(v in redone or w in redone for v, w in diffed)
+    pairs = sum(cmp.pairs for key, cmp in after.items() if key in remade)
+    assert len(diffed) < pairs
 
 
 # ---------------------------------------------------------------------------

@@ -11,8 +11,9 @@ link single variants to the explorer (or to their page, where they have one).
 
 Comparisons between two values of an axis are computed once per pair of
 values (`comparison`, kept in `SiteIndex.memo`) and read from both values'
-pages; parts that never change along an axis are found first (`_varying`) so
-the pairwise pass only looks at parts that can differ.
+pages; each is an aggregate of what every pair of variants that differ only
+in that axis adds to it (`_pair`), which under `mkdocs serve` is kept for
+the pairs an edit did not reach (`KEPT`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from ..html.markup import Cell, block, h, link, num, signed, table
 from ..html.page_parts import para
 
 INSTRUCTIONS = "instructions"
-_MISSING = object()
 
 MAX_COMPARED = 12
 """How many other values of an axis one value's page compares with (and a
@@ -119,40 +119,6 @@ def _same_text(a, b) -> bool:
     return a is b or (a.body == b.body and a.start == b.start and a.end == b.end) or a.text == b.text
 
 
-def _varying(idx: SiteIndex, axis: str) -> frozenset[str]:
-    """Parts whose section (or base instructions) is not the same object for
-    all variants that differ only in `axis`: the only parts a comparison
-    along `axis` needs to look at."""
-    key = ("varying", axis)
-    found = idx.memo.get(key)
-    if found is not None:
-        return found
-    varying: set[str] = set()
-    ref: dict[tuple, dict[str, object]] = {}
-    for group in idx.by_others(axis).values():
-        for o, v in group.items():
-            sig: dict[str, object] = {INSTRUCTIONS: idx.request[v].base.text}
-            for name, u in idx.sections_by_fragment(v).items():
-                sig[name] = u.section
-            first = ref.get(o)
-            if first is None:
-                ref[o] = sig
-                continue
-            for name, s in sig.items():
-                if name in varying:
-                    continue
-                t = first.get(name, _MISSING)
-                if t is s:
-                    continue
-                if t is _MISSING or name != INSTRUCTIONS or t != s:  # base texts compare by value
-                    varying.add(name)
-            for name in first:
-                if name not in sig:
-                    varying.add(name)
-    found = idx.memo[key] = frozenset(varying)
-    return found
-
-
 def _part_order(idx: SiteIndex) -> dict[str, int]:
     order = idx.memo.get("part_order")
     if order is None:
@@ -185,78 +151,105 @@ def _groups(idx: SiteIndex, axis: str) -> dict[str, dict[tuple, _Rec]]:
     return found
 
 
-def _compute(idx: SiteIndex, axis: str, x: str, y: str) -> Comparison:
+Pair = tuple[int, tuple[tuple[str, int, str], ...]]
+"""What one pair of variants adds to a comparison: its total delta, and
+(part, token delta, kind) for each part whose text differs (kind "+": only
+the first has it, "-": only the second; `_aggregate` puts the parts in order)."""
+
+
+def _pair(rv: _Rec, rw: _Rec) -> Pair:
+    """Most parts of two variants that differ in one axis are the same
+    object (the Assembler shares a rendering between variants), so each
+    part costs an identity check; only the rest compare their text."""
+    sv, sw = rv.secs, rw.secs
+    diffs: list[tuple[str, int, str]] = []
+    if rv.base_text != rw.base_text:
+        diffs.append((INSTRUCTIONS, rv.base - rw.base, ""))
+    for name, ua in sv.items():
+        ub = sw.get(name)
+        if ub is None:
+            diffs.append((name, ua.tokens, "+"))
+        elif not _same_text(ua.section, ub.section):
+            diffs.append((name, ua.tokens - ub.tokens, ""))
+    diffs += [(name, -ub.tokens, "-") for name, ub in sw.items() if name not in sv]
+    return rv.total - rw.total, tuple(diffs)
+
+
+def _pairs(idx: SiteIndex, axis: str, x: str, y: str) -> list[tuple[tuple, _Rec, _Rec]]:
     groups = _groups(idx, axis)
     gx, gy = groups.get(x, {}), groups.get(y, {})
-    order = _part_order(idx)
-    names = sorted(_varying(idx, axis), key=lambda n: (order.get(n, len(order)), n))
-    parts = {n: PartDiff(n) for n in names}
+    return [(o, rv, gy[o]) for o, rv in gx.items() if o in gy]
+
+
+def _aggregate(idx: SiteIndex, axis: str, x: str, y: str, pairs: Sequence[tuple[_Rec, _Rec, Pair]]) -> Comparison:
+    """The pairs in `_pairs` order, so that which pair is an example (the
+    first with the largest delta) does not depend on which pairs were kept."""
+    parts: dict[str, PartDiff] = {}
     cmp = Comparison(axis, x, y)
     best = -1
-    for o, rv in gx.items():
-        rw = gy.get(o)
-        if rw is None:
-            continue
-        v, w = rv.v, rw.v
-        sv, sw = rv.secs, rw.secs
-        any_diff = False
-        for name in names:
-            if name == INSTRUCTIONS:
-                if rv.base_text == rw.base_text:
-                    continue
-                parts[name].add(rv.base - rw.base, "", (v, w))
-                any_diff = True
-                continue
-            ua, ub = sv.get(name), sw.get(name)
-            if ua is None and ub is None:
-                continue
-            if ua is not None and ub is not None:
-                if _same_text(ua.section, ub.section):
-                    continue
-                parts[name].add(ua.tokens - ub.tokens, "", (v, w))
-            elif ua is not None:
-                parts[name].add(ua.tokens, "+", (v, w))
-            else:
-                parts[name].add(-ub.tokens, "-", (v, w))
-            any_diff = True
-        delta = rv.total - rw.total
+    for rv, rw, (delta, diffs) in pairs:
+        for name, d, kind in diffs:
+            part = parts.get(name)
+            if part is None:
+                part = parts[name] = PartDiff(name)
+            part.add(d, kind, (rv.v, rw.v))
         cmp.pairs += 1
-        cmp.identical += not any_diff
+        cmp.identical += not diffs
         cmp.deltas.append(delta)
         if abs(delta) > best:
-            best, cmp.largest = abs(delta), (v, w)
-    cmp.parts = [p for p in parts.values() if p.differs]
+            best, cmp.largest = abs(delta), (rv.v, rw.v)
+    order = _part_order(idx)
+    cmp.parts = [parts[n] for n in sorted(parts, key=lambda n: (order.get(n, len(order)), n))]
     return cmp
+
+
+def _compute(idx: SiteIndex, axis: str, x: str, y: str) -> Comparison:
+    return _aggregate(idx, axis, x, y, [(rv, rw, _pair(rv, rw)) for _, rv, rw in _pairs(idx, axis, x, y)])
 
 
 KEPT = "kept-comparisons"
 """idx.memo key of a dict kept across builds (build.PageCache under `mkdocs
-serve`): comparisons whose variants all kept their Request and Measure."""
+serve`): per comparison, what each pair of variants added to it, for as long
+as both variants keep their Request and Measure objects."""
+
+
+def _kept(idx: SiteIndex, kept: dict, key: tuple, axis: str, a: str, b: str) -> Comparison:
+    """The comparison of `a` and `b`, with only the pairs a variant of which
+    changed since the last build diffed again (an edit reaches some of the
+    variants, so most pairs of most comparisons are as they were).  The pairs
+    are aggregated in the same order as a fresh `_compute`, so the result is
+    the same whichever pairs were kept."""
+    old = kept.get(key)
+    before: dict = old[1] if old is not None else {}
+    now: dict = {}
+    pairs: list[tuple[_Rec, _Rec, Pair]] = []
+    same = len(before) > 0
+    for o, rv, rw in _pairs(idx, axis, a, b):
+        ids = (idx.request[rv.v], idx.measure[rv.v], idx.request[rw.v], idx.measure[rw.v])
+        hit = before.get(o)
+        if hit is not None and all(p is q for p, q in zip(ids, hit[0])):
+            got = hit[1]
+        else:
+            got, same = _pair(rv, rw), False
+        now[o] = (ids, got)  # holds the objects, so their identities stay unique
+        pairs.append((rv, rw, got))
+    if same and old is not None and len(now) == len(before):
+        return old[0]
+    found = _aggregate(idx, axis, a, b, pairs)
+    kept[key] = (found, now)
+    return found
 
 
 def comparison(idx: SiteIndex, axis: str, value: str, other: str) -> Comparison:
     """Every pair of variants that differ only in `axis` (`value` vs
     `other`), aggregated; computed once per unordered pair of values -- and,
-    when idx.memo holds KEPT, once until a variant of the pair changes."""
+    when idx.memo holds KEPT, each pair diffed once until one of its variants changes."""
     a, b = sorted((value, other))
     key = ("compare", axis, a, b)
     found = idx.memo.get(key)
     if found is None:
         kept = idx.memo.get(KEPT)
-        inputs = None
-        if kept is not None:
-            groups = idx.by_others(axis)
-            inputs = [(idx.request[v], idx.measure[v]) for x in (a, b) for v in groups.get(x, {}).values()]
-            hit = kept.get(key)
-            if hit is not None and len(hit[1]) == len(inputs) and all(
-                r is r0 and m is m0 for (r, m), (r0, m0) in zip(inputs, hit[1])
-            ):
-                found = hit[0]
-        if found is None:
-            found = _compute(idx, axis, a, b)
-            if kept is not None:
-                kept[key] = (found, inputs)  # holds the objects, so their identities stay unique
-        idx.memo[key] = found
+        found = idx.memo[key] = _compute(idx, axis, a, b) if kept is None else _kept(idx, kept, key, axis, a, b)
     return found if found.value == value else found.flipped()
 
 
