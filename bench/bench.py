@@ -32,7 +32,12 @@ peak memory, ru_maxrss, is that build's alone), it measures:
   fetched over HTTP as the reloaded browser does, holds the edit -- sizes up
   to `--serve-up-to`; the edit is repeated `--serve-edits` times (default:
   5, at least `--repeat`), the minimum and the median kept, with the serve
-  process's CPU seconds per edit (from /proc).  MkDocs polls for changes
+  process's CPU seconds per edit (from /proc).  Each edit adds one more word
+  than the last, as typing does, so the edited variants' token counts change
+  every time, and with them where other variants rank (each variant page
+  says where it sits among all of them); `--serve-same-size` makes every
+  edit after the first the same size instead (only the edited variants'
+  pages change: the figure earlier runs of this script gave).  MkDocs polls for changes
   every 0.5 s, so an edit waits 0-0.5 s before the rebuild starts; the
   edits are spread evenly over that period (not made at a fixed time after
   the last rebuild, which measures one wait every time), so the minimum is
@@ -466,7 +471,8 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
                 loads.append(_load())
                 cpu = _proc_cpu_s(proc.pid)
                 t = time.perf_counter()
-                target.write_text(original + marker + "\n", encoding="utf-8")
+                words = "" if args.serve_same_size else " word" * (k + 1)
+                target.write_text(original + marker + words + "\n", encoding="utf-8")
                 try:
                     answered, shown = _reload_until(base, page, m.group(1), marker, proc, t + args.timeout)
                 except RuntimeError as exc:
@@ -588,6 +594,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve-edits", type=int, default=5, metavar="N",
                         help="edits under mkdocs serve per size, at least --repeat (default: %(default)s)")
     parser.add_argument("--serve-up-to", type=int, default=2400, metavar="N", help="measure edit-to-reload up to N variants (default: %(default)s)")
+    parser.add_argument("--serve-same-size", action="store_true",
+                        help="every edit after the first of the same size (default: one word more each time, as typing)")
     parser.add_argument("--serve-tmpdir", type=Path, default=None, metavar="DIR",
                         help="TMPDIR for mkdocs serve, which builds the served site in a temp folder (e.g. /dev/shm)")
     parser.add_argument("--plugin-option", type=_option, action="append", default=[], metavar="KEY=VALUE",

@@ -456,6 +456,26 @@ def test_variant_page_shows_exact_text_and_markers(driver, embedded):
     assert _errors(driver) == []
 
 
+def test_variant_page_says_where_it_ranks_as_the_python_reference_does(driver, embedded):
+    """The place line is filled in by promptspec.js from the totals file;
+    for the largest, the smallest and ranks with each ordinal suffix it
+    says what site/pages/variant.placement says."""
+    from promptspec.site.index import SiteIndex
+    from promptspec.site.pages.variant import placement
+
+    base, result = embedded
+    idx = SiteIndex(result, links="dir")
+    ranked = sorted(result.variants, key=lambda v: -idx.totals[v])
+    picked = {ranked[i].id for i in (0, 1, 2, 10, 20, 21, 22, len(ranked) - 2, len(ranked) - 1) if i < len(ranked)}
+    for vid in sorted(picked):
+        url, v = _variant_url(base, "embedded", result, vid)
+        _open(driver, url)
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script("return !document.querySelector('.ps-place[data-src]')"))
+        shown = driver.find_element(By.CSS_SELECTOR, "p.ps-place").get_attribute("textContent")
+        assert shown == f"In the matrix: {placement(idx, v)}.", vid
+    assert _errors(driver) == []
+
+
 def test_variant_diagram_is_drawn_and_links_to_its_sections(driver, embedded):
     """The send order, drawn without a script: every section in order, each
     box opening its section's text."""

@@ -296,7 +296,11 @@ def test_titles_placement_percent_and_fragment_variants(embedded):
     largest = next(v for v in result.variants if result.measure_of(v).total == totals[-1])
     page = read("prompts", "variants", largest.slug)
     assert "<title>" + " · ".join(x for _, x in largest.values) + " · variant - promptspec</title>" in page
-    assert f"In the matrix: largest of {len(totals)}; +{totals[-1] - totals[0]:,} tokens over the smallest." in page
+    # Where it ranks is filled in by the page's script from the totals file (test_browser.py
+    # holds the script to variant.placement); the page itself holds only its own total.
+    assert f'<p class="ps-place" data-total="{totals[-1]}" data-src="../../explorer/totals.json">' in page
+    assert f"In the matrix of {len(totals)} variants.</p>" in page
+    assert json.loads((site_dir / "prompts" / "explorer" / "totals.json").read_text(encoding="utf-8")) == {"totals": totals}
     # One percent format (two decimals) on every page kind.
     m = result.measure_of(largest)
     assert f"{m.percent_of_usable:.2f}% of " in page
@@ -331,7 +335,7 @@ def test_variant_page_parts(embedded):
     assert len(widths) == 1 + sum(len(s) for s in m.sections) + 1
     assert abs(sum(widths) - 100) < 0.01
     assert page.count('<figure class="ps-flow"') == 1 and not MERMAID_RE.findall(page)  # drawn offline
-    assert "In the matrix: " in page
+    assert "In the matrix of " in page
     assert page.count('<details class="ps-section') == len(widths) - 1  # the tools segment has no section
     assert 'href="../harbor-5--pragmatic--plan--workspace-write/"' in page
     assert 'href="../harbor-5--friendly--execute--workspace-write/"' in page

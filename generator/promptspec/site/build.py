@@ -9,6 +9,7 @@ Layout, under `prefix` (default `prompts/`):
     index.md                     the matrix: every variant, tokens, % usable
     explorer/index.md            the variant explorer: any variant, from one data file
     explorer/explorer-data.json  its data (explorer/data.py)
+    explorer/totals.json         every variant's total tokens: where each variant page says it ranks
     variants/<slug>.md|.json     one page per variant + its Responses-API JSON
                                  (all, none or some: the `variant_pages` option)
     models/ personalities/ modes/ axes/<axis>/   index.md + one page per value
@@ -268,6 +269,8 @@ def build_site(
         files.update(kind.files(idx, inputs))
         nav += kind.nav(idx, NAV_AXES)
         spent[kind.timing] = spent.get(kind.timing, 0.0) + time.perf_counter() - t
+    if paged:
+        files[idx.totals_file] = site_variant.totals_json(idx)  # read by the variant pages' place lines
     variant_pages = {idx.variant_page(v): functools.partial(cache.page, idx, v) for v in paged}
     variant_files = {idx.variant_json(v): functools.partial(cache.json, idx.request[v]) for v in paged}
     page_keys = {idx.variant_page(v): functools.partial(cache.page_key, idx, v) for v in paged}

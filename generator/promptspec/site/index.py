@@ -21,6 +21,9 @@ from ..measure.figures import Measure
 from ..pipeline import Result
 from .explorer.data import DATA_FILE
 
+TOTALS_FILE = "totals.json"
+"""Beside the explorer's data: a folder of generated files only (variant downloads are under variants/)."""
+
 LINK_STYLES = ("md", "dir", "html")
 ASSET_DIR = "assets/promptspec"
 CSS = f"{ASSET_DIR}/promptspec.css"
@@ -149,6 +152,12 @@ class Paths:
     @property
     def explorer_data(self) -> str:
         return self._p("explorer", DATA_FILE)
+
+    @property
+    def totals_file(self) -> str:
+        """Every variant's total tokens, sorted: what a variant page's script
+        reads to say where the variant ranks (variant.place_line)."""
+        return self._p("explorer", TOTALS_FILE)
 
     @property
     def lint_page(self) -> str:

@@ -16,6 +16,7 @@ only the pages of variants an edit changed.
 from __future__ import annotations
 
 import bisect
+import json
 
 from ...assemble.export import section_label
 from ...assemble.request import Variant
@@ -117,7 +118,10 @@ def _order(idx: SiteIndex, v: Variant) -> str:
 
 
 def placement(idx: SiteIndex, v: Variant) -> str:
-    """Where `v` sits among all variants by total tokens, in one line."""
+    """Where `v` sits among all variants by total tokens, in one line: what
+    the page's script (assets/promptspec.js, placeAll) writes into the line
+    place_line makes, from the totals file.  Kept here as the reference the
+    tests hold the script to."""
     ranked = idx.memo.get("ranked")
     if ranked is None:
         ranked = idx.memo["ranked"] = sorted(idx.totals.values())
@@ -137,6 +141,24 @@ def placement(idx: SiteIndex, v: Variant) -> str:
     if t != lo and t != hi:
         over += f", {signed(t - hi)} under the largest"
     return f"{where}; {over}"
+
+
+def place_line(idx: SiteIndex, v: Variant) -> str:
+    """The page's line about where the variant ranks.  Its rank and the gaps
+    to the smallest and largest variant depend on every other variant, so
+    the page holds only its own total and the script fills in the rest
+    from the totals file (idx.totals_file): an edit that changes some
+    variants' tokens changes their pages and that one file, not every page
+    (which under `mkdocs serve` would make each such edit rewrite them all).
+    Without the script, or opened from disk, the line says the matrix size."""
+    src = idx.variant_page(v)
+    return (f'<p class="ps-place" data-total="{idx.totals[v]}" data-src="{h(idx.href(src, idx.totals_file))}">'
+            f"In the matrix of {len(idx.variants):,} variants.</p>")
+
+
+def totals_json(idx: SiteIndex) -> str:
+    """The totals file: every variant's total tokens, smallest first."""
+    return json.dumps({"totals": sorted(idx.totals.values())}, separators=(",", ":")) + "\n"
 
 
 def _ordinal(n: int) -> str:
@@ -300,14 +322,14 @@ def static_parts(idx: SiteIndex, v: Variant) -> tuple[str, str]:
 
 def dynamic_parts(idx: SiteIndex, v: Variant) -> tuple[str, ...]:
     """What a variant's page holds besides static_parts: what depends on the
-    other variants (its place in the matrix) and on the base (badges, the
+    matrix (its size, in the place line) and on the base (badges, the
     changes section).  Cheap next to static_parts, so a serve rebuild can
     tell whether a kept page is still what a new one would be (build.PageCache)."""
     from . import conformance as site_conformance
 
     src = idx.variant_page(v)
     badge = " ".join(b for b in (site_changes.badge(idx, v), site_conformance.badge(idx, v)) if b)
-    return (idx.title(v), badge, placement(idx, v), "\n".join(site_changes.variant_section(idx, v, src)))
+    return (idx.title(v), badge, place_line(idx, v), "\n".join(site_changes.variant_section(idx, v, src)))
 
 
 def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None,
@@ -326,7 +348,7 @@ def page(idx: SiteIndex, v: Variant, parts: tuple[str, str] | None = None,
     if badge:
         out += [f'<p class="ps-badges">{badge}</p>', ""]
     out.append(top)
-    out += [f'<p class="ps-place">In the matrix: {h(place)}.</p>', ""]
+    out += [place, ""]
     if changes:
         out.append(changes)
     out.append(rest)
