@@ -63,16 +63,29 @@ def _kill_while_writing(proc: subprocess.Popen[bytes], out: Path, sig: int) -> N
     pytest.fail("the build never started writing")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, sig: int) -> None:
-    out = tmp_path / "public"
-    cache = tmp_path / "cache"
-    first = subprocess.run(
-        [sys.executable, "-m", "promptspec.cli", "build", "--base", "none", "--out", str(out)],
-        capture_output=True,
-        env={**os.environ, "PROMPTSPEC_CACHE_DIR": str(cache)},
-    )
+@pytest.fixture(scope="module")
+def previous(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(a site `build --out` made of the embedded spec, the token cache it
+    counted into), once for this file: each test copies the site as the one
+    its interrupted build must leave alone, and its builds share the cache
+    (a warm cache only shortens the counting before the new site is staged)."""
+    root = tmp_path_factory.mktemp("previous")
+    out, cache = root / "public", root / "cache"
+    first = subprocess.run([sys.executable, "-m", "promptspec.cli", "build", "--base", "none", "--out", str(out)],
+                           capture_output=True, env={**os.environ, "PROMPTSPEC_CACHE_DIR": str(cache)})
     assert first.returncode == 0, first.stderr.decode()
+    return out, cache
+
+
+def _previous_site(previous: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    out = tmp_path / "public"
+    shutil.copytree(previous[0], out)
+    return out, previous[1]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_interrupted_build_keeps_the_previous_site(previous, tmp_path: Path, sig: int) -> None:
+    out, cache = _previous_site(previous, tmp_path)
     before = _tree(out)
     assert len(before) > 50
 
@@ -85,12 +98,9 @@ def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, sig: int) -> 
     assert _staging(out) == [], "staging folders were left behind"
 
 
-def test_killed_build_leaves_old_site_and_next_build_cleans_up(tmp_path: Path) -> None:
-    out = tmp_path / "public"
-    cache = tmp_path / "cache"
+def test_killed_build_leaves_old_site_and_next_build_cleans_up(previous, tmp_path: Path) -> None:
+    out, cache = _previous_site(previous, tmp_path)
     env = {**os.environ, "PROMPTSPEC_CACHE_DIR": str(cache)}
-    first = subprocess.run([sys.executable, "-m", "promptspec.cli", "build", "--base", "none", "--out", str(out)], capture_output=True, env=env)
-    assert first.returncode == 0, first.stderr.decode()
     before = _tree(out)
 
     proc = _start(_big_spec(tmp_path), out, cache)
