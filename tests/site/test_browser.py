@@ -456,23 +456,40 @@ def test_variant_page_shows_exact_text_and_markers(driver, embedded):
     assert _errors(driver) == []
 
 
-def test_variant_page_says_where_it_ranks_as_the_python_reference_does(driver, embedded):
+def _placement(totals: list[int], t: int) -> str:
+    """Where a variant of `t` tokens sits among `totals` (smallest first): the
+    sentence the variant pages held before promptspec.js wrote it, in the
+    site's number formats (markup.num, markup.signed)."""
+    import bisect
+
+    from promptspec.site.html.markup import signed
+
+    n, lo, hi = len(totals), totals[0], totals[-1]
+    if n == 1:
+        return "the only variant of the matrix"
+    rank = n - bisect.bisect_right(totals, t) + 1
+    suffix = "th" if 10 <= rank % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(rank % 10, "th")
+    where = f"largest of {n:,}" if t == hi else f"smallest of {n:,}" if t == lo else f"{rank:,}{suffix} largest of {n:,}"
+    over = f"{signed(t - lo)} tokens over the smallest" if t != lo else f"{signed(hi - t)} tokens under the largest"
+    if t != lo and t != hi:
+        over += f", {signed(t - hi)} under the largest"
+    return f"{where}; {over}"
+
+
+def test_variant_page_says_where_it_ranks(driver, embedded):
     """The place line is filled in by promptspec.js from the totals file;
     for the largest, the smallest and ranks with each ordinal suffix it
-    says what site/pages/variant.placement says."""
-    from promptspec.site.index import SiteIndex
-    from promptspec.site.pages.variant import placement
-
+    says what the pages said before (_placement)."""
     base, result = embedded
-    idx = SiteIndex(result, links="dir")
-    ranked = sorted(result.variants, key=lambda v: -idx.totals[v])
+    totals = sorted(m.total for m in result.measures)
+    ranked = sorted(result.variants, key=lambda v: -result.measure_of(v).total)
     picked = {ranked[i].id for i in (0, 1, 2, 10, 20, 21, 22, len(ranked) - 2, len(ranked) - 1) if i < len(ranked)}
     for vid in sorted(picked):
         url, v = _variant_url(base, "embedded", result, vid)
         _open(driver, url)
         WebDriverWait(driver, 30).until(lambda d: d.execute_script("return !document.querySelector('.ps-place[data-src]')"))
         shown = driver.find_element(By.CSS_SELECTOR, "p.ps-place").get_attribute("textContent")
-        assert shown == f"In the matrix: {placement(idx, v)}.", vid
+        assert shown == f"In the matrix: {_placement(totals, result.measure_of(v).total)}.", vid
     assert _errors(driver) == []
 
 

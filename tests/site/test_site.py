@@ -297,7 +297,7 @@ def test_titles_placement_percent_and_fragment_variants(embedded):
     page = read("prompts", "variants", largest.slug)
     assert "<title>" + " · ".join(x for _, x in largest.values) + " · variant - promptspec</title>" in page
     # Where it ranks is filled in by the page's script from the totals file (test_browser.py
-    # holds the script to variant.placement); the page itself holds only its own total.
+    # holds the script to the sentence the pages held before); the page itself holds only its own total.
     assert f'<p class="ps-place" data-total="{totals[-1]}" data-src="../../explorer/totals.json">' in page
     assert f"In the matrix of {len(totals)} variants.</p>" in page
     assert json.loads((site_dir / "prompts" / "explorer" / "totals.json").read_text(encoding="utf-8")) == {"totals": totals}

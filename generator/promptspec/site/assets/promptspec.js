@@ -19,10 +19,13 @@
     });
   }
 
-  // -- where a variant ranks (mirrors site/pages/variant.py placement) -------
-  // The page holds only its own total: the rank and the gaps to the smallest
-  // and largest variant come from the totals file, so an edit that changes
-  // some variants' tokens does not change every other variant's page.
+  // -- where a variant ranks ----------------------------------------------------
+  // The page holds only its own total (site/pages/variant.py place_line): the
+  // rank and the gaps to the smallest and largest variant come from the totals
+  // file, so an edit that changes some variants' tokens does not change every
+  // other variant's page.  Numbers as site/html/markup.py's num and signed
+  // write them; tests/site/test_browser.py holds the sentence to the one the
+  // pages held before it moved here.
 
   var totals = {};
 

@@ -15,7 +15,6 @@ only the pages of variants an edit changed.
 
 from __future__ import annotations
 
-import bisect
 import json
 
 from ...assemble.export import section_label
@@ -37,7 +36,6 @@ from ..html.markup import (
     pct,
     pre,
     quoted,
-    signed,
     table,
 )
 
@@ -117,40 +115,15 @@ def _order(idx: SiteIndex, v: Variant) -> str:
     return diagram.ordering(idx.uses(v), req.base, m.base, m.total, [msg.role for msg in req.messages], tools=tools)
 
 
-def placement(idx: SiteIndex, v: Variant) -> str:
-    """Where `v` sits among all variants by total tokens, in one line: what
-    the page's script (assets/promptspec.js, placeAll) writes into the line
-    place_line makes, from the totals file.  Kept here as the reference the
-    tests hold the script to."""
-    ranked = idx.memo.get("ranked")
-    if ranked is None:
-        ranked = idx.memo["ranked"] = sorted(idx.totals.values())
-    n = len(ranked)
-    t = idx.totals[v]
-    lo, hi = ranked[0], ranked[-1]
-    if n == 1:
-        return "the only variant of the matrix"
-    larger = n - bisect.bisect_right(ranked, t)
-    if t == hi:
-        where = f"largest of {n:,}"
-    elif t == lo:
-        where = f"smallest of {n:,}"
-    else:
-        where = f"{_ordinal(larger + 1)} largest of {n:,}"
-    over = f"{signed(t - lo)} tokens over the smallest" if t != lo else f"{signed(hi - t)} tokens under the largest"
-    if t != lo and t != hi:
-        over += f", {signed(t - hi)} under the largest"
-    return f"{where}; {over}"
-
-
 def place_line(idx: SiteIndex, v: Variant) -> str:
     """The page's line about where the variant ranks.  Its rank and the gaps
     to the smallest and largest variant depend on every other variant, so
-    the page holds only its own total and the script fills in the rest
-    from the totals file (idx.totals_file): an edit that changes some
-    variants' tokens changes their pages and that one file, not every page
-    (which under `mkdocs serve` would make each such edit rewrite them all).
-    Without the script, or opened from disk, the line says the matrix size."""
+    the page holds only its own total and the script (assets/promptspec.js,
+    placement) fills in the rest from the totals file (idx.totals_file): an
+    edit that changes some variants' tokens changes their pages and that one
+    file, not every page (which under `mkdocs serve` would make each such
+    edit rewrite them all).  Without the script, or opened from disk, the
+    line says the matrix size."""
     src = idx.variant_page(v)
     return (f'<p class="ps-place" data-total="{idx.totals[v]}" data-src="{h(idx.href(src, idx.totals_file))}">'
             f"In the matrix of {len(idx.variants):,} variants.</p>")
@@ -159,11 +132,6 @@ def place_line(idx: SiteIndex, v: Variant) -> str:
 def totals_json(idx: SiteIndex) -> str:
     """The totals file: every variant's total tokens, smallest first."""
     return json.dumps({"totals": sorted(idx.totals.values())}, separators=(",", ":")) + "\n"
-
-
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n:,}{suffix}"
 
 
 def _details(summary: str, meta_rows: list[list[str | Cell]], text: str, *, anchor: str, key: str, cls: str) -> str:
