@@ -436,3 +436,29 @@ def test_initial_base_and_initial_rest_split_the_rebuilt_context_by_the_base_mes
     user, summary = theirs["input"][0], theirs["input"][1]
     initial = theirs["input"][2:-1]
     assert ours["input"] == [*initial, user, summary, theirs["input"][-1]]
+
+
+def test_a_state_reached_again_is_assembled_once_and_gives_the_same_requests(spec, monkeypatch):
+    """conversation.state_request: a thread's switched state is asked for at
+    every later turn, and two threads reaching it share it; the requests are
+    what assembling each time gives."""
+    from promptspec.assemble import conversation as conv
+
+    steps = [{"user": "a", "reply": "b"}, {"user": "c", "reply": "d", "set": {"mode": "plan"}},
+             {"user": "e", "reply": "f"}, {"user": "g", "reply": "h"}]
+    start = find_variant(spec, "harbor-5", None, "default", {})
+    with monkeypatch.context() as m:
+        m.setattr(conv, "state_request", lambda asm, v, o=(), s=None: asm.assemble(v, o, None, start=s))
+        each_time = [responses_payload(t.request) for t in conv.Conversation(spec).requests(start, script(*steps))]
+
+    asm = Assembler(spec)
+    states: list[tuple] = []
+    real = asm.assemble
+    monkeypatch.setattr(asm, "assemble", lambda v, o=(), thread=None, base_of=None, start=None:
+                        (thread is None and states.append((v, o, start))) or real(v, o, thread, base_of, start))
+    kept = [responses_payload(t.request) for t in conv.Conversation(spec, asm).requests(start, script(*steps))]
+    assert kept == each_time
+    assert len(states) == 2  # the start, and the Plan state once for turns 2, 3 and 4
+    again = conv.Conversation(spec, asm).requests(start, script(*steps))
+    assert [responses_payload(t.request) for t in again] == each_time
+    assert len(states) == 2  # a second thread reaching the same states assembles neither

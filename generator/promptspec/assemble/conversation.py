@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -94,6 +95,28 @@ def compact_limit(spec: Spec, state: _State) -> tuple[int | None, str]:
     return None, "none"
 
 
+_STATES: "weakref.WeakKeyDictionary[Assembler, dict[Any, Request]]" = weakref.WeakKeyDictionary()
+
+
+def state_request(asm: Assembler, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (),
+                  start: Variant | None = None) -> Request:
+    """`asm.assemble(variant, overrides, start=start)` with no thread context,
+    kept as long as `asm` lives: a thread asks for its switched state's
+    request at every later turn, and the threads of many start variants reach
+    the same states (in the embedded spec's explorer a third of the
+    assemblies were repeats).  Only threads ask, so a matrix's own requests
+    are not held twice."""
+    memo = _STATES.setdefault(asm, {})
+    key = (variant, overrides, start)
+    try:
+        got = memo.get(key)
+    except TypeError:  # a setting holding an unhashable value: not kept
+        return asm.assemble(variant, overrides, None, start=start)
+    if got is None:
+        got = memo[key] = asm.assemble(variant, overrides, None, start=start)
+    return got
+
+
 class Conversation:
     """Builds the requests of scripts for one spec, sharing one Assembler."""
 
@@ -115,8 +138,6 @@ class Conversation:
         return turns.instructions == "first" and (turns.session_base is None
                                                   or turns.session_base.matches(start, self.spec.model(start.model)))
 
-    def _initial(self, state: _State, thread: Mapping[str, Any] | None) -> Request:
-        return self.asm.assemble(state.variant, state.overrides, thread)
 
     def _updates(self, previous: _State, now: _State, thread: Mapping[str, Any]) -> list[Message]:
         """One message per `turns.updates` entry whose `on` names a change."""
@@ -172,8 +193,7 @@ class Conversation:
         """The state's request carrying `messages` as its input; the
         `instructions` field keeps the thread's first text unless
         `turns.instructions` is `current`."""
-        now = self.asm.assemble(state.variant, state.overrides, None, start=first.variant) \
-            if state.variant != first.variant or state.overrides else first
+        now = state_request(self.asm, state.variant, state.overrides, first.variant) if state.variant != first.variant or state.overrides else first
         base = first.base if self._keeps_base(first.variant) else now.base
         req = dataclasses.replace(now, messages=tuple(messages), base=base, notes=())
         if params is not None:  # a compaction request
@@ -220,7 +240,7 @@ class Conversation:
         check_script(spec, script, base_state.values(spec))
         state = _apply(spec, base_state, script.steps[0].set)
         start = state
-        first = self._initial(state, None)
+        first = state_request(self.asm, state.variant, state.overrides)
         out: list[ThreadRequest] = []
         history: list[Message] = []
         users: list[Message] = []

@@ -154,9 +154,9 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.dirty = False
         self.aside = None  # served_output.SetAside: the served site's folders while MkDocs cleans
         self.trash = None  # served_output.Trash: files a serve rebuild writes again, moved out of its way
-        from .serve.compiled_templates import ServeTemplates
+        from .serve.compiled_templates import PROCESS
 
-        self.templates = ServeTemplates()  # the theme's compiled templates, kept across serve rebuilds
+        self.templates = PROCESS  # the theme's compiled templates, kept across this process's builds and rebuilds
         from .serve.served_pages import Unchanged
 
         self.unchanged = Unchanged()  # serve: the generated files an edit left as they were (served_pages)
@@ -497,12 +497,11 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         return context
 
     def on_env(self, env, *, config, files):
-        """Every page has been read and rendered: under serve, the pages that
-        can be reused whole (mkdocs_pages.FastPages.env) and the theme's
-        templates compiled in an earlier build (compiled_templates); the
-        build's log line."""
-        if self.serving:
-            self.templates.attach(env)
+        """Every page has been read and rendered: the theme's templates
+        compiled in an earlier build of this process (compiled_templates);
+        under serve, the pages that can be reused whole
+        (mkdocs_pages.FastPages.env); the build's log line."""
+        self.templates.attach(env)
         if self.config.fast_pages:
             from mkdocs.commands.build import _populate_page
 

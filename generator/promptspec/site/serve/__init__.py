@@ -2,7 +2,7 @@
 skeleton MkDocs renders and the raw HTML put back (fast_pages.py,
 mkdocs_pages.py), the served site rebuilt in place (served_output.py), the
 generated files an edit left as they were left out of a rebuild
-(served_pages.py), the theme's compiled templates kept between rebuilds
+(served_pages.py), the theme's compiled templates kept between builds
 (compiled_templates.py) and the cyclic garbage collector held off until a
 rebuild is done (idle_collect.py).
 

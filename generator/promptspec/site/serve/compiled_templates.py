@@ -1,10 +1,12 @@
-"""The theme's templates compiled once per `mkdocs serve`, not once per rebuild.
+"""The theme's templates compiled once per process, not once per build.
 
 MkDocs makes a new Jinja environment for every build, so every rebuild
 parses and compiles the theme's templates again: ~0.12 s of a 0.5 s reload
-of a small site here (Material's main.html and the partials it includes).
-Jinja's own extension point for this is a bytecode cache; this one holds the
-compiled code in memory for the serve session.  Jinja checks each entry
+of a small site here (Material's main.html and the partials it includes),
+and as much again for each build a process makes after its first (a test
+suite's or a benchmark's in-process builds).  Jinja's own extension point
+for this is a bytecode cache; this one holds the compiled code in memory for
+the process (`PROCESS`: every build and every serve rebuild share it).  Jinja checks each entry
 against the template's source (a checksum), so an edited template is
 compiled again; entries are kept per set of environment settings that change
 what compiling gives (delimiters, whitespace options, extensions,
@@ -47,9 +49,9 @@ def settings(env: jinja2.Environment) -> tuple[Any, ...]:
     )
 
 
-class ServeTemplates:
-    """A CompiledTemplates per environment settings, for the builds of one
-    serve session (only the latest settings are kept)."""
+class KeptTemplates:
+    """A CompiledTemplates per environment settings, for the builds that
+    share it (only the latest settings are kept)."""
 
     def __init__(self) -> None:
         self._key: tuple[Any, ...] | None = None
@@ -60,3 +62,7 @@ class ServeTemplates:
         if key != self._key:
             self._key, self._cache = key, CompiledTemplates()
         env.bytecode_cache = self._cache
+
+
+PROCESS = KeptTemplates()
+"""What the plugin attaches to each build's environment."""
