@@ -104,6 +104,61 @@ def test_mode_unset_sends_no_collaboration_mode(imported, capsys):
     assert not any(c["text"].startswith("<collaboration_mode>") for c in body["input"][0]["content"])
 
 
+def test_only_imports_that_part_of_the_matrix_as_the_whole_import_has_it(codex, imported, tmp_path, capsys):
+    """`--only`: the configurations captured are those values' (3 modes x 3
+    sandboxes here, 9 of 144), the spec's matrix is that part, every variant
+    renders as the same variant of the whole model's import does, and the
+    release verifies it."""
+    from promptspec.assemble import assemble
+    from promptspec.assemble.export import responses_payload
+    from promptspec.assemble.matrix import matrix
+    from promptspec.spec import load_spec
+
+    whole, _ = imported
+    out = tmp_path / "part"
+    assert main(["import-codex", "--cli", str(codex), "--out", str(out), "--model", MODEL,
+                 "--only", "approval_policy=on-request", "--only", "personality=friendly,unset"]) == 0
+    assert "18 of 18 captured first requests reproduced" in capsys.readouterr().out
+    spec = yaml.safe_load((out / "spec.yaml").read_text())
+    assert list(spec["personalities"]) == ["unset", "friendly"]  # the matrix's order, not the flag's
+    assert list(spec["modes"]) == ["unset", "default", "plan"]
+    assert spec["axes"] == {"sandbox_mode": ["read-only", "workspace-write", "danger-full-access"], "approval_policy": ["on-request"]}
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["only"] == {"personality": ["unset", "friendly"], "approval_policy": ["on-request"]}
+    assert prov["configurations_captured"] == 18
+    part_spec, whole_spec = load_spec(out), load_spec(whole)
+    by_id = {v.id: v for v in matrix(whole_spec)}
+    variants = matrix(part_spec)
+    assert len(variants) == 18
+    for v in variants:
+        assert responses_payload(assemble(part_spec, v)) == responses_payload(assemble(whole_spec, by_id[v.id])), v.id
+    assert main(["verify", "--cli", str(codex), "--spec", str(out), "--threads", "0"]) == 0
+    assert "18 of 18 compared variants identical" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("only, message", [
+    (["model=gpt-5.4"], "--only: no axis 'model' (known: personality, mode, sandbox_mode, approval_policy; a model: --model SLUG)"),
+    (["colour=red"], "--only: no axis 'colour'"),
+    (["mode=execute"], "--only: mode has no value 'execute' (known: unset, default, plan)"),
+    (["mode"], "expected AXIS=VALUE[,VALUE...]"),
+    (["mode="], "expected AXIS=VALUE[,VALUE...]"),
+    (["mode=plan", "mode=default"], "mode is given twice"),
+])
+def test_only_refuses_what_is_no_part_of_the_matrix(codex, tmp_path, capsys, only, message):
+    err = _run_import(codex, tmp_path / "spec", capsys, *[a for o in only for a in ("--only", o)])
+    assert message in err
+
+
+def test_only_and_later_turns_are_refused_together(codex, tmp_path, capsys):
+    err = _run_import(codex, tmp_path / "spec", capsys, "--only", "mode=plan", "--later-turns")
+    assert "--later-turns" in err and "without --only" in err
+
+
+def test_only_goes_with_cli(tmp_path, capsys):
+    rc = main(["import-codex", str(tmp_path), "--out", str(tmp_path / "spec"), "--only", "mode=plan"])
+    assert rc == 2 and "--only" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------------------
 # Bad input: one line, exit 2, nothing written
 

@@ -321,9 +321,9 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
     if (args.codex_dir is None) == (args.cli is None):
         raise UsageError("give a Codex checkout folder or --cli PATH (a released Codex CLI), not both")
     if args.cli is None:
-        if (args.model or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT or args.cwd or args.codex_home or args.config
+        if (args.model or args.only or args.port or args.timeout != DEFAULT_CODEX_TIMEOUT or args.cwd or args.codex_home or args.config
                 or args.enable or args.disable or getattr(args, "later_turns", False) or args.jobs or not args.cache):
-            raise UsageError("--model, --port, --timeout, --jobs, --no-cache, --cwd, --codex-home, -c, --enable, --disable and"
+            raise UsageError("--model, --only, --port, --timeout, --jobs, --no-cache, --cwd, --codex-home, -c, --enable, --disable and"
                              " --later-turns go with --cli")
         from ..importers.codex_source import CANNOT_KNOW, import_codex
 
@@ -336,7 +336,8 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
     _check_jobs(args)
     written, stats = import_cli(args.cli, args.out, force=args.force, models=tuple(args.model or ()),
                                 timeout=args.timeout, port=args.port, world=_world(args),
-                                later_turns=getattr(args, "later_turns", False), jobs=args.jobs, cache=args.cache)
+                                later_turns=getattr(args, "later_turns", False), jobs=args.jobs, cache=args.cache,
+                                only=_only(args.only or ()))
     print(f"wrote a spec of Codex {stats['release']} to {written}: {stats['reproduced']} of {stats['compared']}"
           f" captured first requests reproduced ({stats['seconds']:.1f} s)")
     if "threads" in stats:
@@ -348,6 +349,23 @@ def cmd_import_codex(args: argparse.Namespace) -> int:
         print("promptspec: the spec from the cache: an earlier import wrote and checked it from the same answers",
               file=sys.stderr)
     return 0
+
+
+def _only(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """`--only AXIS=VALUE[,VALUE...]` (repeated) as {axis: values}; the axes and
+    values themselves are checked by the harvest (oracle/capture.check_only)."""
+    from ..errors import UsageError
+
+    out: dict[str, tuple[str, ...]] = {}
+    for item in items:
+        axis, eq, values = item.partition("=")
+        picked = tuple(v.strip() for v in values.split(",") if v.strip())
+        if not eq or not axis.strip() or not picked:
+            raise UsageError(f"--only {item!r}: expected AXIS=VALUE[,VALUE...], e.g. --only sandbox_mode=workspace-write")
+        if axis.strip() in out:
+            raise UsageError(f"--only: {axis.strip()} is given twice; list its values once, separated by commas")
+        out[axis.strip()] = picked
+    return out
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

@@ -143,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
     p.add_argument("--force", action="store_true", help="replace DIR if it already holds an imported spec")
     p.add_argument("--model", action="append", metavar="SLUG", help="with --cli: import only this model (repeatable; default: all)")
+    p.add_argument("--only", action="append", metavar="AXIS=VALUE[,VALUE...]",
+                   help="with --cli: capture and write only these values of an axis (personality, mode, sandbox_mode,"
+                        " approval_policy; Codex's names, e.g. personality=unset; repeatable, one axis each)")
     world_args(p, "with --cli: ")
     p.add_argument("--later-turns", action="store_true",
                    help="with --cli: also capture the standard threads (switches, a skill mention, compactions) and learn what later "

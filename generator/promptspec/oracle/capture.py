@@ -13,7 +13,7 @@ import hashlib
 import itertools
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import escape_controls
 from .appserver import AppServer
@@ -76,6 +76,7 @@ class Harvest:
     captures: list[Capture] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)  # the models imported (empty: all)
+    only: dict[str, list[str]] = field(default_factory=dict)  # the axis values imported, per axis limited (capture.check_only)
     roots_sorted: bool | None = None  # does the release sort the writable roots? (None: not probed)
     world: Any = None  # the user's World (oracle/world.py) the captures ran in; None: the scratch project
     mcp_deferred: dict[str, Any] = field(default_factory=dict)  # per MCP server a release defers: the namespace it loads (oracle/mcp.py)
@@ -137,6 +138,34 @@ def prompt_input(binary: CodexBinary, scratch: Scratch, overrides: Iterable[str]
 def full_matrix(catalog: dict[str, Any], approvals: Iterable[str] = APPROVAL_POLICIES) -> list[Config]:
     models = [m["slug"] for m in catalog["models"]]
     return [Config(*combo) for combo in itertools.product(models, PERSONALITIES, MODES, SANDBOX_MODES, tuple(approvals))]
+
+
+ONLY_AXES: dict[str, tuple[str, ...]] = {"personality": PERSONALITIES, "mode": MODES, "sandbox_mode": SANDBOX_MODES,
+                                         "approval_policy": APPROVAL_POLICIES}
+"""The axes a harvest may be limited to some values of (`import-codex --only`), in Codex's names; the model has --model."""
+
+
+def check_only(only: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """`only` as the harvest keeps it (each axis's values in the matrix's
+    order), or a UsageError naming the axis or value and what is known."""
+    from ..errors import UsageError
+
+    out: dict[str, list[str]] = {}
+    for axis, values in only.items():
+        known = ONLY_AXES.get(axis)
+        if known is None:
+            hint = "; a model: --model SLUG" if axis == "model" else ""
+            raise UsageError(f"--only: no axis {axis!r} (known: {', '.join(ONLY_AXES)}{hint})")
+        for value in values:
+            if value not in known:
+                raise UsageError(f"--only: {axis} has no value {value!r} (known: {', '.join(known)})")
+        out[axis] = [v for v in known if v in values]
+    return out
+
+
+def restrict(configs: Iterable[Config], only: Mapping[str, Sequence[str]]) -> list[Config]:
+    """The configurations whose value on every axis `only` names is one of its values."""
+    return [c for c in configs if all(getattr(c, axis) in values for axis, values in only.items())]
 
 
 def sample(configs: list[Config], n: int | None) -> list[Config]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping, Sequence
 
 from ...util.atomic import replace_tree
 from ...util.fingerprint import code_fingerprint
@@ -92,7 +92,7 @@ def _made_from(h: _harvest.Harvest) -> Iterator[Any]:
     code that writes and checks (the store's key holds the binary and the world)."""
     yield {
         "code": code_fingerprint(), "release": h.release, "sentinels": h.sentinels, "catalog": h.catalog,
-        "commands": h.commands, "models": h.models, "roots_sorted": h.roots_sorted,
+        "commands": h.commands, "models": h.models, "only": h.only, "roots_sorted": h.roots_sorted,
         "mcp_deferred": h.mcp_deferred, "mcp_hidden": h.mcp_hidden, "captures": len(h.captures),
     }
     for c in h.captures:
@@ -113,18 +113,24 @@ def _kept(value: Any) -> tuple[Built, int, int] | None:
 
 def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tuple[str, ...] = (),
                timeout: float = 60.0, port: int = 0, world: World | None = None,
-               later_turns: bool = False, jobs: int = 0, cache: bool = True) -> tuple[Path, dict]:
+               later_turns: bool = False, jobs: int = 0, cache: bool = True,
+               only: Mapping[str, Sequence[str]] | None = None) -> tuple[Path, dict]:
     """Write a spec of the release at `cli` into `out`; returns the folder and figures.
     With a `world` (oracle/world.py) Codex runs in the user's project, with
-    their Codex home's config and their flags; `later_turns` also learns the
+    their Codex home's config and their flags; `only` limits axes to some of
+    their values (the spec's matrix is that part); `later_turns` also learns the
     standard threads' later requests (importers/codex_cli/later_turns.py).
     Captures run in up to `jobs` Codex worlds at once (0: one per core) and
     come from the capture cache where it holds them (oracle/pool/)."""
+    if later_turns and only:
+        from ...errors import UsageError
+
+        raise UsageError("--later-turns learns from threads that switch to every value of each axis: give it without --only")
     out = Path(out).expanduser()
     codex = _binary.identify(cli)
     _check_out(out, force)
     t0 = time.monotonic()
-    h = harvest(codex, models=models, timeout=timeout, port=port, world=world, jobs=jobs, cache=cache)
+    h = harvest(codex, models=models, timeout=timeout, port=port, world=world, jobs=jobs, cache=cache, only=only)
     key = h.memo.key(_made_from(h)) if h.memo is not None else None  # None: no capture cache
     kept = _kept(h.memo.get(MEMO_KIND, key)) if key is not None else None
     if kept is not None:

@@ -570,6 +570,7 @@ def _provenance(h: Harvest, texts: _Texts, not_modelled: list[str], world_files=
     return {
         "codex_release": h.release,
         "commands": h.commands,
+        **({"only": h.only} if h.only else {}),  # the part of the matrix imported (--only)
         "configurations_captured": sum(1 for c in h.captures if c.body is not None),
         "configurations_refused": sum(1 for c in h.captures if c.refused),
         "refused": refused,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ...util.atomic import interrupts_as_exceptions
 from ..binary import CodexBinary, CodexError
-from ..capture import MAX_CONFIGS, Config, Harvest, full_matrix, sample
+from ..capture import MAX_CONFIGS, Config, Harvest, check_only, full_matrix, restrict, sample
 from .worlds import CapturePool
 
 if TYPE_CHECKING:
@@ -52,14 +52,16 @@ ROOTS = re.compile(r"`([^`]*)`")
 
 @interrupts_as_exceptions()  # SIGTERM (a CI cancel, `timeout`) still runs the finally that removes the scratch worlds
 def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = None, timeout: float = 60.0,
-            port: int = 0, world: "World | None" = None, jobs: int = 0, cache: bool = True) -> Harvest:
+            port: int = 0, world: "World | None" = None, jobs: int = 0, cache: bool = True,
+            only: "Mapping[str, Sequence[str]] | None" = None) -> Harvest:
     """Catalog + the first request of every (or `n` sampled) configuration(s) of
-    the catalog's models (or of `models`), in the scratch world or the user's
+    the catalog's models (or of `models`; with `only`, of those axis values), in the scratch world or the user's
     (`world`); in up to `jobs` Codex worlds at once, through the capture cache
     (oracle/pool/worlds.py)."""
     from ..mcp import deferred_definitions
     from ..world import check_mcp
 
+    kept = check_only(only or {})
     with CapturePool(binary, world, timeout, port, jobs, cache) as pool:
         catalog = pool.catalog()
         known = [m["slug"] for m in catalog["models"]]
@@ -70,7 +72,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
                                  hint=f"known: {', '.join(known)}")
         warmed = pool.warm(Config(wanted[0] if wanted else known[0]))  # bundled skills unpacked, project trusted first
         check_mcp(world, [c.body for c in warmed], binary.release)  # fails fast where the first model shows MCP tools
-        configs = [c for c in full_matrix(catalog) if not wanted or c.model in wanted]
+        configs = restrict([c for c in full_matrix(catalog) if not wanted or c.model in wanted], kept)
         configs = sample(configs, n)
         if len(configs) > MAX_CONFIGS:
             raise CodexError(f"{len(configs)} configurations to capture (at most {MAX_CONFIGS})", release=binary.release,
@@ -82,6 +84,7 @@ def harvest(binary: CodexBinary, models: Iterable[str] = (), n: int | None = Non
                               " turn/start collaborationMode?)"])
         h.captures = pool.first_requests(configs)
         h.models = wanted
+        h.only = kept
         h.world = world
         firsts: dict[str, Any] = {}  # one body per model tells which MCP servers it names
         for c in h.captures:
