@@ -138,7 +138,6 @@ class Conversation:
         return turns.instructions == "first" and (turns.session_base is None
                                                   or turns.session_base.matches(start, self.spec.model(start.model)))
 
-
     def _updates(self, previous: _State, now: _State, thread: Mapping[str, Any]) -> list[Message]:
         """One message per `turns.updates` entry whose `on` names a change."""
         changed = set(thread["changed"])
@@ -193,7 +192,8 @@ class Conversation:
         """The state's request carrying `messages` as its input; the
         `instructions` field keeps the thread's first text unless
         `turns.instructions` is `current`."""
-        now = state_request(self.asm, state.variant, state.overrides, first.variant) if state.variant != first.variant or state.overrides else first
+        now = state_request(self.asm, state.variant, state.overrides, first.variant) \
+            if state.variant != first.variant or state.overrides else first
         base = first.base if self._keeps_base(first.variant) else now.base
         req = dataclasses.replace(now, messages=tuple(messages), base=base, notes=())
         if params is not None:  # a compaction request
