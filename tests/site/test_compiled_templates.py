@@ -61,6 +61,9 @@ def test_a_second_one_off_build_in_a_process_compiles_no_theme_template(tmp_path
     environment of its own, made before any plugin sees one: not counted.)"""
     from _helpers import build_ok, mkdocs_config
 
+    from promptspec.site.serve import compiled_templates
+
+    monkeypatch.setattr(compiled_templates, "PROCESS", KeptTemplates())  # as in a new process: earlier builds here filled it
     spec = make_spec()
     compiled: list[tuple[str, bool]] = []
     real = jinja2.Environment._compile
