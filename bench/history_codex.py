@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="keep an already imported OUT/<version> instead of importing again")
     parser.add_argument("--model", action="append", default=None, metavar="SLUG",
                         help="import only this model (repeatable; passed to import-codex --model): a much shorter run")
+    parser.add_argument("--only", action="append", default=None, metavar="AXIS=VALUES",
+                        help="import only these values of an axis (repeatable; passed to import-codex --only)")
     parser.add_argument("--imported", type=Path, default=None, metavar="DIR",
                         help="specs imported earlier, as DIR/<version>: run history over them (no Codex needed; OUT is not used)")
     args = parser.parse_args(argv)
@@ -83,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.reuse and (dest / "spec.yaml").is_file()):
             t = time.perf_counter()
             models = [x for m in (args.model or ()) for x in ("--model", m)]
+            models += [x for o in (args.only or ()) for x in ("--only", o)]
             proc = subprocess.run([*py, "import-codex", "--cli", str(installed(v)), "--out", str(dest), "--force", *models],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
