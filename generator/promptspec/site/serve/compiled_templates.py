@@ -6,11 +6,12 @@ of a small site here (Material's main.html and the partials it includes),
 and as much again for each build a process makes after its first (a test
 suite's or a benchmark's in-process builds).  Jinja's own extension point
 for this is a bytecode cache; this one holds the compiled code in memory for
-the process (`PROCESS`: every build and every serve rebuild share it).  Jinja checks each entry
-against the template's source (a checksum), so an edited template is
-compiled again; entries are kept per set of environment settings that change
-what compiling gives (delimiters, whitespace options, extensions,
-autoescape), so an environment configured otherwise never reuses them.
+the process (`PROCESS`: every build and every serve rebuild share it).
+Jinja checks each entry against the template's source (a checksum), so an
+edited template is compiled again; entries are kept per set of environment
+settings that change what compiling gives (delimiters, whitespace options,
+extensions, autoescape), so an environment configured otherwise never
+reuses them.
 """
 
 from __future__ import annotations
