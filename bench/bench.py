@@ -183,22 +183,31 @@ def make_spec(dest: Path, target: int, *, fixed_models: int | None = None, fixed
         )
     spec = yaml.safe_load((dest / "spec.yaml").read_text(encoding="utf-8"))
     spec["axes"] = {**(spec.get("axes") or {}), "sandbox_mode": sandboxes, "approval_policy": approvals}
-    slugs = [m["slug"] for m in json.loads((dest / "models.json").read_text(encoding="utf-8"))["models"]]
-    spec["conversations"] = _runnable(dest, spec.get("conversations") or {}, {**spec["axes"], "model": slugs})
     (dest / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    runnable = _runnable(dest)
+    if runnable != spec.get("conversations"):
+        spec["conversations"] = runnable
+        (dest / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return {"models": n_models, "sandbox_modes": n_sandbox, "approval_policies": n_approval, "expected_variants": expected}
 
 
-def _runnable(dest: Path, conversations: dict[str, str], axes: dict[str, list[str]]) -> dict[str, str]:
-    """The example's conversations whose `set:` values the sized spec has: a
-    script that switches to a model, sandbox or approval value the size left
-    out is a spec error (the build says so in one line), not part of the benchmark."""
+def _runnable(dest: Path) -> dict[str, str]:
+    """The example's conversations the sized spec can run, by the spec's own
+    check of a script (check_script): one that switches to a model, sandbox or
+    approval value the size left out is a spec error (the build says so in one
+    line), not part of the benchmark."""
+    from promptspec.errors import SpecError
+    from promptspec.spec.readers.load import load_spec
+    from promptspec.spec.readers.scripts import check_script, read_script
+
+    spec = load_spec(dest)
     kept = {}
-    for name, ref in conversations.items():
-        script = yaml.safe_load((dest / ref).read_text(encoding="utf-8"))
-        settings = [step.get("set") or {} for step in script.get("turns", [])]
-        if all(str(value) in axes[key] for step in settings for key, value in step.items() if key in axes):
-            kept[name] = ref
+    for name, ref in spec.conversations:
+        try:
+            check_script(spec, read_script(spec.fs.resolve(ref), ref), {})
+        except SpecError:
+            continue
+        kept[name] = ref
     return kept
 
 
