@@ -142,7 +142,7 @@ def test_only_imports_that_part_of_the_matrix_as_the_whole_import_has_it(codex, 
     (["mode=execute"], "--only: mode has no value 'execute' (known: unset, default, plan)"),
     (["mode"], "expected AXIS=VALUE[,VALUE...]"),
     (["mode="], "expected AXIS=VALUE[,VALUE...]"),
-    (["mode=plan", "mode=default"], "mode is given twice"),
+    (["mode=plan", "mode=default"], "axis 'mode' is given twice"),
 ])
 def test_only_refuses_what_is_no_part_of_the_matrix(codex, tmp_path, capsys, only, message):
     err = _run_import(codex, tmp_path / "spec", capsys, *[a for o in only for a in ("--only", o)])

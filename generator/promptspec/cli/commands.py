@@ -355,16 +355,13 @@ def _only(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """`--only AXIS=VALUE[,VALUE...]` (repeated) as {axis: values}; the axes and
     values themselves are checked by the harvest (oracle/capture.check_only)."""
     from ..errors import UsageError
+    from ..site.select import axis_items
 
     out: dict[str, tuple[str, ...]] = {}
-    for item in items:
-        axis, eq, values = item.partition("=")
-        picked = tuple(v.strip() for v in values.split(",") if v.strip())
-        if not eq or not axis.strip() or not picked:
-            raise UsageError(f"--only {item!r}: expected AXIS=VALUE[,VALUE...], e.g. --only sandbox_mode=workspace-write")
-        if axis.strip() in out:
-            raise UsageError(f"--only: {axis.strip()} is given twice; list its values once, separated by commas")
-        out[axis.strip()] = picked
+    for axis, values in axis_items(items, "--only").items():
+        if not values:
+            raise UsageError(f"--only: {axis} has no value; expected AXIS=VALUE[,VALUE...], e.g. --only sandbox_mode=workspace-write")
+        out[axis] = tuple(v.strip() for v in values)
     return out
 
 

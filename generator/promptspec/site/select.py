@@ -94,15 +94,23 @@ def parse_cli(items: Sequence[str] | None) -> VariantPages:
         if len(words) > 1:
             raise UsageError(f"{where}: {keywords[0]} cannot be combined with other --variant-pages values")
         return VariantPages(keywords[0].lower())
+    mapping = axis_items(words, where, "auto, all, none or AXIS=VALUE[,VALUE...]")
+    return parse({axis: values or [""] for axis, values in mapping.items()}, where=where)
+
+
+def axis_items(items: Sequence[str], where: str, expected: str = "AXIS=VALUE[,VALUE...]") -> dict[str, list[str]]:
+    """Command-line items AXIS=VALUE[,VALUE...], one axis each, as {axis: its
+    non-blank values} (`--variant-pages`, `import-codex --only`); what the
+    axes and values may be is the caller's to check."""
     mapping: dict[str, list[str]] = {}
-    for item in words:
+    for item in items:
         axis, sep, values = item.partition("=")
         if not sep or not axis.strip():
-            raise UsageError(f"{where}: expected auto, all, none or AXIS=VALUE[,VALUE...], found {item!r}")
+            raise UsageError(f"{where}: expected {expected}, found {item!r}")
         if axis.strip() in mapping:
             raise UsageError(f"{where}: axis {axis.strip()!r} is given twice; list its values once, comma-separated")
-        mapping[axis.strip()] = [v for v in values.split(",") if v.strip()] or [""]
-    return parse(mapping, where=where)
+        mapping[axis.strip()] = [v for v in values.split(",") if v.strip()]
+    return mapping
 
 
 def select(option: VariantPages, variants: Sequence[Any], axes: Iterable[tuple[str, Sequence[str]]], *, where: str = "variant_pages") -> frozenset | None:
