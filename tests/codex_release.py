@@ -62,14 +62,21 @@ def codex_install(release: str = PINNED) -> Path:
         return _npm_install(release, folder)
 
 
-def import_later_turns(release: str, models: tuple[str, ...], folder: Path) -> tuple[Path, Path, dict]:
+LATER_PART = {"personality": ("unset", "none", "friendly"), "approval_policy": ("on-request", "never")}
+"""The part of the matrix holding every value the standard threads start from or
+switch to (importers/codex_cli/later_turns.values_reached): 54 of a model's 144
+configurations, whose later turns are the whole matrix's (test_codex_later_turns.py)."""
+
+
+def import_later_turns(release: str, models: tuple[str, ...], folder: Path,
+                       only: dict[str, tuple[str, ...]] | None = LATER_PART) -> tuple[Path, Path, dict]:
     """(install folder, spec folder, import stats) of `models` of Codex `release`
-    imported with their later turns into `folder`/spec (installed if need be):
-    the module fixtures of the later-turn tests."""
+    imported with their later turns into `folder`/spec (installed if need be),
+    by default in LATER_PART: the module fixtures of the later-turn tests."""
     from promptspec.importers.codex_cli import import_cli
 
     cli = codex_install(release)
-    spec_dir, stats = import_cli(cli, folder / "spec", models=models, later_turns=True)
+    spec_dir, stats = import_cli(cli, folder / "spec", models=models, later_turns=True, only=only)
     return cli, spec_dir, stats
 
 

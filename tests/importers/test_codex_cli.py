@@ -149,9 +149,14 @@ def test_only_refuses_what_is_no_part_of_the_matrix(codex, tmp_path, capsys, onl
     assert message in err
 
 
-def test_only_and_later_turns_are_refused_together(codex, tmp_path, capsys):
-    err = _run_import(codex, tmp_path / "spec", capsys, "--only", "mode=plan", "--later-turns")
-    assert "--later-turns" in err and "without --only" in err
+@pytest.mark.parametrize("only, message", [
+    (["mode=plan"], "switch to mode unset, default; give --only mode=unset,default,plan or leave mode out of --only"),
+    (["personality=unset,friendly,none", "approval_policy=on-request,untrusted"],
+     "switch to approval_policy never; give --only approval_policy=untrusted,on-request,never"),
+])
+def test_later_turns_refuse_a_part_their_threads_leave(codex, tmp_path, capsys, only, message):
+    err = _run_import(codex, tmp_path / "spec", capsys, *[a for o in only for a in ("--only", o)], "--later-turns")
+    assert message in err
 
 
 def test_only_goes_with_cli(tmp_path, capsys):

@@ -110,3 +110,22 @@ def test_an_edited_later_turn_text_fails_verify_and_names_the_request(imported, 
     manual = next(t for t in data["threads"] if t["thread"] == "compact-manual")
     assert rc == 1 and not manual["identical"] and manual["request"] == 2
     assert "One more line." in manual["diff"]
+
+
+def test_a_part_holding_what_the_threads_reach_learns_the_same_later_turns(imported, codex, tmp_path, capsys):
+    """--only with --later-turns: a part with every value the standard threads
+    start from or switch to (54 of each model's 144 configurations) learns what
+    the whole matrix learns, and reproduces every thread as the whole does."""
+    whole, whole_stats = imported
+    part = tmp_path / "part"
+    assert main(["import-codex", "--cli", str(codex), "--out", str(part), "--model", MODEL, "--model", OTHER,
+                 "--only", "personality=unset,none,friendly", "--only", "approval_policy=on-request,never",
+                 "--later-turns"]) == 0
+    out = capsys.readouterr().out
+    assert "108 of 108 captured first requests reproduced" in out
+    assert f"later turns: {whole_stats['threads']} standard threads ({whole_stats['thread_requests']} requests) reproduced" in out
+    assert yaml.safe_load((part / "spec.yaml").read_text())["turns"] == yaml.safe_load((whole / "spec.yaml").read_text())["turns"]
+    later = sorted(p.relative_to(whole).as_posix() for p in (whole / "texts" / "later").rglob("*") if p.is_file())
+    later += sorted(p.relative_to(whole).as_posix() for p in (whole / "fragments").glob("*.yaml")
+                    if yaml.safe_load(p.read_text()).get("later"))
+    assert later and all((part / rel).read_text() == (whole / rel).read_text() for rel in later), later

@@ -123,9 +123,10 @@ def import_cli(cli: str | Path, out: str | Path, force: bool = False, models: tu
     Captures run in up to `jobs` Codex worlds at once (0: one per core) and
     come from the capture cache where it holds them (oracle/pool/)."""
     if later_turns and only:
-        from ...errors import UsageError
+        from ...oracle.capture import check_only
+        from .later_turns import check_part
 
-        raise UsageError("--later-turns learns from threads that switch to every value of each axis: give it without --only")
+        check_part(check_only(only))  # before any capture: the part must hold what the threads switch to
     out = Path(out).expanduser()
     codex = _binary.identify(cli)
     _check_out(out, force)

@@ -345,6 +345,51 @@ def _add_exact(path: Any, entries: list[dict[str, Any]]) -> None:
         raise ImportProblem("the written spec.yaml's exact list could not be extended")
 
 
+STARTS: tuple[dict[str, str], ...] = (
+    {"personality": "unset", "mode": "default", "sandbox_mode": "workspace-write", "approval_policy": "on-request"},
+    {"personality": "unset", "mode": "unset", "sandbox_mode": "workspace-write", "approval_policy": "on-request"},
+)
+"""The configurations (of the first model that has them) the standard threads
+start from: learned from the first, whose mode is set (a switch re-sends what
+depends on the mode too), checked from both."""
+
+OTHER_STARTS: tuple[dict[str, str], ...] = tuple({**s, "sandbox_mode": "read-only"} for s in STARTS)
+"""Where the sandbox switches start too (the first that is in the matrix): what a
+release derives only when a session starts shows there (learn_since_start)."""
+
+
+def values_reached() -> dict[str, list[str]]:
+    """Per axis (oracle/capture.ONLY_AXES), the values the standard threads start
+    from or switch to, whatever the models: a part of the matrix (--only) the
+    later turns are learned in must hold each, or a switch leaves the spec's matrix."""
+    from ...oracle.capture import ONLY_AXES, Config
+    from ...oracle.thread import standard_threads
+
+    reached: dict[str, set[str]] = {axis: set() for axis in ONLY_AXES}
+    for values in (*STARTS, *OTHER_STARTS):
+        for thread in standard_threads(Config("-", **values), {"models": []}, "skill", "/"):
+            for step in [{"set": values}, *script_steps(thread)]:
+                for axis, value in step.get("set", {}).items():
+                    if axis in reached:
+                        reached[axis].add(value)
+    return {axis: [v for v in ONLY_AXES[axis] if v in got] for axis, got in reached.items()}
+
+
+def check_part(only: dict[str, list[str]]) -> None:
+    """A UsageError naming the first value the standard threads need that the
+    part (--only, as oracle/capture.check_only gives it) leaves out."""
+    from ...errors import UsageError
+    from ...oracle.capture import ONLY_AXES
+
+    reached = values_reached()
+    for axis, values in only.items():
+        missing = [v for v in reached[axis] if v not in values]
+        if missing:
+            enough = ",".join(v for v in ONLY_AXES[axis] if v in values or v in missing)
+            raise UsageError(f"--later-turns: the standard threads start from or switch to {axis} {', '.join(missing)};"
+                             f" give --only {axis}={enough} or leave {axis} out of --only")
+
+
 def turns_yaml(learned: Learned) -> str:
     """The `turns:` block appended to the written spec.yaml."""
     return "\n# Later turns, learned from the release's standard threads (docs/spec-format.md, turns).\n" + yaml.safe_dump(
@@ -369,13 +414,10 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
         spec = load_spec(staging)
         pairs = configs_of(spec)
 
-        def start(mode: str, sandbox: str = "workspace-write") -> Any:
-            return next((p for p in pairs if p[1].personality == "unset" and p[1].mode == mode
-                         and p[1].sandbox_mode == sandbox and p[1].approval_policy == "on-request"), None)
+        def start(values: dict[str, str]) -> Any:
+            return next((p for p in pairs if all(getattr(p[1], a) == v for a, v in values.items())), None)
 
-        # Learned from a start with a mode set (a switch re-sends what depends on the
-        # mode too), checked from both starts.
-        starts = [p for p in (start("default"), start("unset")) if p is not None] or pairs[:1]
+        starts = [p for p in map(start, STARTS) if p is not None] or pairs[:1]
         catalog = pool.catalog()
         pool.warm(starts[0][1])  # skills unpacked, project trusted
         skill = _thread.bundled_skill(scratch)
@@ -396,7 +438,7 @@ def import_later_turns(staging: Any, codex: Any, timeout: float, port: int, jobs
             captured.append((variant, caps))
         # The sandbox switches from a start in another sandbox mode too: what a release
         # derives only when a session starts shows there (learn_since_start).
-        other = start("default", "read-only") or start("unset", "read-only")
+        other = next((p for p in map(start, OTHER_STARTS) if p is not None), None)
         if other is not None:
             threads = [t for t in _thread.standard_threads(other[1], catalog, skill, str(scratch.cwd), models_in=[m.slug for m in spec.models])
                        if "sandbox_mode" in SWITCHES.get(t.name, ())]
