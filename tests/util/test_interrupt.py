@@ -20,13 +20,15 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 
 def _big_spec(tmp_path: Path) -> Path:
-    """The embedded spec with one more axis: ~10x the pages, so writing takes a while."""
+    """The embedded spec with one more axis of 4 values, so that writing takes
+    a while: its pages are staged for 1.0 s here, after 6.4 s before the first
+    (10 values: 1.3 s after 18.7 s; measured with a cold token cache)."""
     spec = tmp_path / "spec"
     shutil.copytree(ROOT / "templates", spec)
     text = (spec / "spec.yaml").read_text(encoding="utf-8")
     text = text.replace(
         "  sandbox_mode: [workspace-write, read-only]\n",
-        "  sandbox_mode: [workspace-write, read-only]\n  team: [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9]\n",
+        "  sandbox_mode: [workspace-write, read-only]\n  team: [t0, t1, t2, t3]\n",
     )
     (spec / "spec.yaml").write_text(text, encoding="utf-8")
     return spec
