@@ -43,8 +43,9 @@ def test_history_of_two_installs_imports_each_once(tmp_path, monkeypatch):
     real = codex_releases.import_cli
     monkeypatch.setattr(codex_releases, "import_cli", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
 
-    def resolve(ref):
-        return codex_releases.codex_side(ref, tmp_path / "cache", models=("gpt-5.4",))
+    def resolve(ref):  # one model, its unset personality and mode: what is checked is the import's reuse, not its matrix
+        return codex_releases.codex_side(ref, tmp_path / "cache", models=("gpt-5.4",),
+                                         only={"personality": ["unset"], "mode": ["unset"]})
 
     sides = parse_sides([f"codex:{p}" for p in installs])
     got = series.load_series(sides, spec_dir=tmp_path, root=tmp_path, counter=TokenCounter(persist=False), codex_spec=resolve)
@@ -56,6 +57,7 @@ def test_history_of_two_installs_imports_each_once(tmp_path, monkeypatch):
     again = series.load_series(sides, spec_dir=tmp_path, root=tmp_path, counter=TokenCounter(persist=False), codex_spec=resolve)
     assert len(calls) == 2, "an imported release is reused from the cache"
     assert [r.label for r in again] == ["0.125.0", "0.150.0"]
+    assert [len(r.variants) for r in got] == [12, 9]  # the part (0.150.0 refuses untrusted approval), not the whole matrix
 
 
 def test_a_release_npm_publishes_without_a_binary_is_named(tmp_path):

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from functools import lru_cache
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from ...errors import UsageError
 from ...util.fingerprint import code_fingerprint
@@ -69,16 +70,19 @@ def publish_dates() -> dict[str, str]:
     return {k: v[:10] for k, v in data.items() if isinstance(v, str) and RELEASE.match(k)} if isinstance(data, dict) else {}
 
 
-def codex_side(ref: str, cache: Path, timeout: float = 60.0, models: tuple[str, ...] = ()) -> tuple[Path, str, str | None]:
+def codex_side(ref: str, cache: Path, timeout: float = 60.0, models: tuple[str, ...] = (),
+               only: Mapping[str, Sequence[str]] | None = None) -> tuple[Path, str, str | None]:
     """(imported spec folder, release, publish date) for a `codex:` side
-    (`models`: import only those, as `import-codex --model` does)."""
+    (`models`, `only`: import only those models and axis values, as
+    `import-codex --model` and `--only` do; each choice is kept apart)."""
     if RELEASE.match(ref):
         cli: Path = install(ref, cache)
     else:
         cli = Path(ref).expanduser()
     codex = _binary.identify(cli)
-    scope = hashlib.sha256("\0".join(models).encode()).hexdigest()[:8] if models else "all"
+    chosen = "\0".join(models) + ("\0only=" + json.dumps({k: list(v) for k, v in only.items()}, sort_keys=True) if only else "")
+    scope = hashlib.sha256(chosen.encode()).hexdigest()[:8] if chosen else "all"
     folder = cache / "codex-specs" / f"{codex.release}-{scope}-{code_fingerprint()[:16]}"
     if not (folder / MARKER_FILE).is_file():
-        import_cli(cli, folder, force=True, timeout=timeout, models=models)
+        import_cli(cli, folder, force=True, timeout=timeout, models=models, only=only)
     return folder, codex.release, publish_dates().get(codex.release)
