@@ -164,7 +164,7 @@ def test_search_disabled_and_no_shell_tool(release, tmp_path):
 
 def test_a_hanging_mcp_server_is_named(tmp_path, capsys):
     cli = codex_install("0.125.0")
-    rc = main(["import-codex", "--cli", str(cli), "--out", str(tmp_path / "spec"), "--model", "gpt-5.4", "--timeout", "10",
+    rc = main(["import-codex", "--cli", str(cli), "--out", str(tmp_path / "spec"), "--model", "gpt-5.4", "--timeout", "5",
                "-c", f'mcp_servers.notebook.command="{sys.executable}"', "-c", f'mcp_servers.notebook.args=["{MCP}", "hang"]'])
     err = capsys.readouterr().err
     assert rc == 2 and "MCP server 'notebook'" in err and len(err.strip().splitlines()) == 1
