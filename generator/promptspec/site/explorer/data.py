@@ -395,12 +395,10 @@ def _conversations(result: Result, texts: _Interner, roles: _Interner, threads: 
     (kind, reason, the items it adds as (role id, text ids)), interned: the
     same thread from many variants is stored once, and the column over the
     axes (like a section's) drops the axes it does not depend on."""
-    from ...assemble.builder import Assembler
     from ...assemble.conversation import conversation
     from ...spec.readers.scripts import read_script
 
     spec = result.spec
-    asm = Assembler(spec)
     rows = list(range(len(result.measures)))
     if len(rows) > MAX_CONVERSATION_VARIANTS:
         firsts: dict[str, int] = {}
@@ -413,7 +411,7 @@ def _conversations(result: Result, texts: _Interner, roles: _Interner, threads: 
         script = read_script(path, spec.fs.display(path))
         values = []
         for n in rows:
-            thread = conversation(spec, result.measures[n].request.variant, script, asm)
+            thread = conversation(spec, result.measures[n].request.variant, script)  # shares lint's and the pages' threads
             values.append(threads(tuple((t.kind, t.reason, tuple((roles(m.role), tuple(texts(x.text) for x in m.sections))
                                                                for m in t.new_messages)) for t in thread)))
         out.append((name, script.description, rows if len(rows) < len(result.measures) else None, values))
