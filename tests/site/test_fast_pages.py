@@ -113,11 +113,23 @@ def test_every_generated_page_splits_and_restores_to_itself(tmp_path: Path) -> N
 # Real builds: fast and normal paths agree
 
 
+@pytest.fixture(scope="module")
+def html_sites(tmp_path_factory: pytest.TempPathFactory) -> tuple[tuple[Path, str], tuple[Path, str]]:
+    """((site, log) of the fast path, (site, log) of the normal path) with the
+    default diagrams (html), built once for the tests that only read them."""
+    tmp = tmp_path_factory.mktemp("html-sites")
+    spec = _spec(tmp)
+    return _build(tmp, spec, "fast", diagrams="html"), _build(tmp, spec, "normal", diagrams="html", fast_pages=False)
+
+
 @pytest.mark.parametrize("diagrams", ["html", "mermaid"])
-def test_fast_path_gives_the_normal_paths_site(tmp_path: Path, diagrams: str) -> None:
-    spec = _spec(tmp_path)
-    fast, fast_log = _build(tmp_path, spec, "fast", diagrams=diagrams)
-    normal, normal_log = _build(tmp_path, spec, "normal", diagrams=diagrams, fast_pages=False)
+def test_fast_path_gives_the_normal_paths_site(tmp_path: Path, diagrams: str, request: pytest.FixtureRequest) -> None:
+    if diagrams == "html":
+        (fast, fast_log), (normal, normal_log) = request.getfixturevalue("html_sites")
+    else:
+        spec = _spec(tmp_path)
+        fast, fast_log = _build(tmp_path, spec, "fast", diagrams=diagrams)
+        normal, normal_log = _build(tmp_path, spec, "normal", diagrams=diagrams, fast_pages=False)
     a, b = _html_files(fast), _html_files(normal)
     assert a.keys() == b.keys() and len(a) > 100
     for rel in a:
@@ -241,8 +253,8 @@ def test_packed_blocks_give_the_same_pages(tmp_path: Path, monkeypatch) -> None:
     assert sites["raw"][0] == sites["packed"][0]
 
 
-def test_variant_pages_are_out_of_the_search_index(tmp_path: Path) -> None:
-    site, _ = _build(tmp_path, _spec(tmp_path), "fast")
+def test_variant_pages_are_out_of_the_search_index(html_sites) -> None:
+    (site, _), _ = html_sites  # the default diagrams are html (no mermaid_js)
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     locations = {doc["location"].split("#")[0] for doc in index["docs"]}
     assert not any(loc.startswith("prompts/variants/") for loc in locations)
