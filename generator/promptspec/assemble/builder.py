@@ -213,12 +213,10 @@ class Assembler:
 
     # -- context --------------------------------------------------------------
     def _context(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None, base_of: Variant | None = None) -> "_Context":
-        state = (_freeze(overrides), _freeze(thread), base_of)  # frozen once: a thread's dict is new at every request
-        key = ("ctx", variant, state)
+        key = ("ctx", variant, (_freeze(overrides), _freeze(thread), base_of))  # frozen once: a thread's dict is new at each request
         ctx = self._cache.get(key)
         if ctx is None:
-            ctx = _Context(self, variant, overrides, thread, base_of, state)
-            self._cache[key] = ctx
+            ctx = self._cache[key] = _Context(self, variant, overrides, thread, base_of, key[2])
         return ctx
 
     def choice_text(self, choice: Choice, kind: str, ctx: "_Context") -> str:
@@ -366,8 +364,8 @@ def _line_in(raw: Any, section: str, key: str) -> int | None:
 class _Context:
     """The values a variant's templates may read, computed lazily and once."""
 
-    def __init__(self, asm: Assembler, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None,
-                 base_of: Variant | None = None, state_key: tuple[Any, Any, Variant | None] | None = None):
+    def __init__(self, asm: Assembler, variant: Variant, overrides: tuple[tuple[str, Any], ...], thread: Mapping[str, Any] | None,
+                 base_of: Variant | None, state_key: tuple[Any, Any, Variant | None]):
         self.asm = asm
         self.variant = variant
         self.base_of = base_of or variant
@@ -378,7 +376,7 @@ class _Context:
             self.scalars[axis] = spec.aliases.get(axis, {}).get(value, value)
         self.scalars.update(overrides)
         self.scalars["thread"] = thread if thread is not None else first_thread(spec, variant, self.scalars)
-        self.state_key = state_key if state_key is not None else (_freeze(overrides), _freeze(thread), base_of)
+        self.state_key = state_key  # (overrides, thread, base_of) frozen, as Assembler._context keys it
         self._lazy = {*BUILTIN_NAMES, *spec.derived}
         self._deriving: set[str] = set()
         self._derived_sources: dict[str, tuple[SourceRef, ...]] = {}
