@@ -353,11 +353,12 @@ def test_verbose_prints_stage_timings(argv, tmp_path, capsys):
     assert code == 0 and "promptspec: load" not in capsys.readouterr().err
 
 
-def _build_on(stderr_fd: int | None, tmp_path: Path, env: dict) -> tuple[int, bytes]:
-    """`promptspec build` with stderr on `stderr_fd` (a pty), or a pipe when None.
+def _build_on(stderr_fd: int | None, tmp_path: Path, env: dict, spec: Path = TEMPLATES) -> tuple[int, bytes]:
+    """`promptspec build` of `spec` with stderr on `stderr_fd` (a pty), or a pipe when None.
     A subprocess on purpose: what the process prints depends on its stderr being a terminal."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "promptspec.cli", "--cache-dir", str(tmp_path / "c"), "build", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "promptspec.cli", "--cache-dir", str(tmp_path / "c"), "build", "--spec", str(spec),
+         "--out", str(tmp_path / "out")],
         stdout=subprocess.DEVNULL, stderr=stderr_fd if stderr_fd is not None else subprocess.PIPE, env=env,
     )
     if stderr_fd is None:
@@ -366,11 +367,11 @@ def _build_on(stderr_fd: int | None, tmp_path: Path, env: dict) -> tuple[int, by
     return proc.wait(timeout=300), b""
 
 
-def test_build_shows_progress_on_a_terminal_only(tmp_path):
+def test_build_shows_progress_on_a_terminal_only(tmp_path, make_spec):
     env = {k: v for k, v in subprocess_env().items() if k != "CI"}
     master, slave = pty.openpty()
     try:
-        code, _ = _build_on(slave, tmp_path, env)
+        code, _ = _build_on(slave, tmp_path, env)  # the embedded spec: enough variants to show a count
         out = read_available(master).decode("utf-8", "replace")
     finally:
         os.close(slave)
@@ -378,13 +379,14 @@ def test_build_shows_progress_on_a_terminal_only(tmp_path):
     assert code == 0, out
     assert "\r" in out and "assembling [" in out and "88/88" in out
     assert "pages [" in out
-    # Not a terminal: nothing but the result line goes to stderr.
-    code, err = _build_on(None, tmp_path, env)
+    # Not a terminal: nothing but the result line goes to stderr (a small spec: what is said, not how much).
+    small = make_spec()
+    code, err = _build_on(None, tmp_path, env, small)
     assert code == 0 and err == b""
     # CI=true: silent even on a terminal.
     master, slave = pty.openpty()
     try:
-        code, _ = _build_on(slave, tmp_path, {**env, "CI": "true"})
+        code, _ = _build_on(slave, tmp_path, {**env, "CI": "true"}, small)
         out = read_available(master)
     finally:
         os.close(slave)
