@@ -9,7 +9,7 @@ fragment that only mentions `cwd` renders once, not once per variant.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Mapping, cast
+from typing import Any, Iterable, Mapping, cast
 
 import jinja2
 from jinja2 import meta, nodes
@@ -26,66 +26,10 @@ from .matrix import MAX_RENDERED_CHARS, MAX_REQUEST_CHARS, matrix
 from .instructions import PERSONALITY_PLACEHOLDER, base_instructions
 from .layouts import choose_layout, own_base_message, session_slots
 from .request import BaseInstructions, Message, Request, Section, Variant
+from .template_values import Record, freeze
 from .thread_state import first_thread
 
 # -- Rendering with a cache keyed by what each template reads --------------
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    if isinstance(value, Mapping):
-        return tuple(sorted(((repr(k), _freeze(v)) for k, v in value.items()), key=lambda kv: kv[0]))
-    return id(value)
-
-
-class _Obj(Mapping[str, Any]):
-    """A read-only record for templates (`model.slug`), hashed by a token so
-    cache keys stay cheap."""
-
-    def __init__(self, token: Any, data: Mapping[str, Any], sources: Mapping[str, Iterable[SourceRef]] | None = None, log: Any = None):
-        self._token = token
-        self._data = dict(data)
-        # Provenance: reading a field notes where that field came from.
-        self._sources = {k: tuple(v) for k, v in (sources or {}).items()}
-        self._log = log
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            value = self._data[name]
-        except KeyError:
-            raise AttributeError(name) from None
-        if self._log is not None:
-            self._log.note_all(self._sources.get(name, ()))
-        return value
-
-    def __getitem__(self, key: str) -> Any:
-        value = self._data[key]
-        if self._log is not None:
-            self._log.note_all(self._sources.get(key, ()))
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        if self._log is not None:
-            for refs in self._sources.values():
-                self._log.note_all(refs)
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __hash__(self) -> int:
-        return hash(self._token)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Obj) and other._token == self._token
-
-    def __repr__(self) -> str:
-        return f"<{self._token}>"
-
 
 _EVERYTHING = frozenset({"*"})
 
@@ -104,7 +48,7 @@ class Assembler:
         self._rendered_chars = 0
 
     def _frozen(self, value: Any) -> Any:
-        """`_freeze(value)`, memoised by identity (the value is kept alive in the
+        """`freeze(value)`, memoised by identity (the value is kept alive in the
         memo, so an id is never reused): scenario lists and mappings are the same
         objects in every variant, and re-freezing them per variant per section
         was a fifth of assembly time at 10k variants."""
@@ -112,7 +56,7 @@ class Assembler:
             return value
         hit = self._frozen_memo.get(id(value))
         if hit is None or hit[0] is not value:
-            hit = self._frozen_memo[id(value)] = (value, _freeze(value))
+            hit = self._frozen_memo[id(value)] = (value, freeze(value))
         return hit[1]
 
     # -- dependencies -------------------------------------------------------
@@ -213,7 +157,7 @@ class Assembler:
 
     # -- context --------------------------------------------------------------
     def _context(self, variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), thread: Mapping[str, Any] | None = None, base_of: Variant | None = None) -> "_Context":
-        key = ("ctx", variant, (_freeze(overrides), _freeze(thread), base_of))  # frozen once: a thread's dict is new at each request
+        key = ("ctx", variant, (freeze(overrides), freeze(thread), base_of))  # frozen once: a thread's dict is new at each request
         ctx = self._cache.get(key)
         if ctx is None:
             ctx = self._cache[key] = _Context(self, variant, overrides, thread, base_of, key[2])
@@ -361,6 +305,10 @@ def _line_in(raw: Any, section: str, key: str) -> int | None:
     return line_of(key) if line_of is not None else None
 
 
+_PER_VARIANT = frozenset({"model", "variant", "tools"})
+"""Template values that depend on the variant alone (its model's fields, its axis values, its tools)."""
+
+
 class _Context:
     """The values a variant's templates may read, computed lazily and once."""
 
@@ -412,7 +360,11 @@ class _Context:
             return self.scalars[name]
         if name in self._values:
             return self._values[name]
-        value = self._root._compute(name)
+        if name in _PER_VARIANT:  # the same in every state of every thread of the variant: made once per Assembler
+            key = ("value", name, self.variant)
+            value = self.asm._cache[key] if key in self.asm._cache else self.asm._cache.setdefault(key, self._root._compute(name))
+        else:
+            value = self._root._compute(name)
         self._values[name] = value
         return value
 
@@ -444,7 +396,7 @@ class _Context:
             for key, value in data.items():
                 where = field.get(key, key)
                 sources[key] = (field_ref(spec.models_file, f"{m.slug}.{where}", raw.get(where, value), m.line),)
-            return _Obj(("model", m.slug), data, sources, log)
+            return Record(("model", m.slug), data, sources, log)
         if name in ("personality", "mode"):
             choice = spec.personality(v.personality) if name == "personality" else spec.mode(v.mode)
             text, text_sources = self.asm.choice_text_sources(choice, name, self)
@@ -453,12 +405,12 @@ class _Context:
                                  [choice.display_name, choice.description, choice.template, choice.engine], choice.line)
             sources = {k: (declared,) for k in data}
             sources["text"] = (declared, *text_sources) if choice.template else (declared,)
-            return _Obj((name, choice.name, text), data, sources, log)
+            return Record((name, choice.name, text), data, sources, log)
         if name == "agents_md":
             docs = self.docs()
             return docs.text if docs else ""
         if name == "variant":
-            return _Obj(("variant", v), dict(v.values, id=v.id))
+            return Record(("variant", v), dict(v.values, id=v.id))
         if name == "tools":
             sent, deferred = self.tools()
             data = {
@@ -466,11 +418,11 @@ class _Context:
                 "deferred": [{"name": t.tool_name, "description": t.sent_description} for t in deferred],
             }
             refs = tuple(SourceRef(t.source, "", t.line or 0, t.line or 0, digest(t.serialized)) for t in (*sent, *deferred))
-            return _Obj(("tools", tuple(t.name for t in sent), tuple(t.name for t in deferred)), data, {k: refs for k in data}, log)
+            return Record(("tools", tuple(t.name for t in sent), tuple(t.name for t in deferred)), data, {k: refs for k in data}, log)
         if name in ("base", "model_base"):  # model_base: the current model's own, whatever the session keeps
             b = self.base() if name == "base" else self.base_for(v)
             data = {"text": b.text, "rule": b.rule, "detail": b.detail}
-            return _Obj((name, b), data, {k: b.sources for k in data}, log)
+            return Record((name, b), data, {k: b.sources for k in data}, log)
         if name in spec.derived:
             if name in self._deriving:
                 raise SpecError(f"derived value {name!r} depends on itself", "spec.yaml", hint="break the cycle in 'derived'")
@@ -523,7 +475,7 @@ class _Context:
         if not self._docs_done:
             spec = self.asm.spec
             cwd = self.scalars.get("cwd", spec.agents.project_root)
-            key = ("docs", _freeze(cwd))
+            key = ("docs", freeze(cwd))
             docs = self.asm._cache.get(key)
             if docs is None:
                 docs = agents_md.discover(spec, agents_md.check_cwd(spec, cwd))
@@ -568,7 +520,7 @@ class _Context:
             tok = self.asm._frozen(self.scalars[name])
         elif name in self._lazy:
             value = self.get(name)
-            tok = value if isinstance(value, (str, _Obj)) else _freeze(value)
+            tok = value if isinstance(value, (str, Record)) else freeze(value)
         else:
             tok = ("undefined", name)
         self.tokens[name] = tok
