@@ -332,7 +332,6 @@ class _Context:
         self._docs: agents_md.ProjectDocs | None = None
         self._docs_done = False
         self._base: BaseInstructions | None = None
-        self._tools: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self.fragment: Fragment | None = None
         # Variant-level values (model, personality, agents_md...) are computed
         # here, never in a fragment's child context, so a fragment's variables
@@ -362,7 +361,9 @@ class _Context:
             return self._values[name]
         if name in _PER_VARIANT:  # the same in every state of every thread of the variant: made once per Assembler
             key = ("value", name, self.variant)
-            value = self.asm._cache[key] if key in self.asm._cache else self.asm._cache.setdefault(key, self._root._compute(name))
+            value = self.asm._cache.get(key)
+            if value is None:
+                value = self.asm._cache[key] = self._root._compute(name)
         else:
             value = self._root._compute(name)
         self._values[name] = value
@@ -484,10 +485,13 @@ class _Context:
         return self._docs
 
     def tools(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        if self._tools is None:
+        """(sent, deferred): the variant's alone, as `tools` (_PER_VARIANT), so made once per Assembler."""
+        key = ("tools", self.variant)
+        got = self.asm._cache.get(key)
+        if got is None:
             spec = self.asm.spec
-            self._tools = select_tools(spec, self.variant, self.asm._models[self.variant.model]) if spec.tools else ((), ())
-        return self._tools
+            got = self.asm._cache[key] = select_tools(spec, self.variant, self.asm._models[self.variant.model]) if spec.tools else ((), ())
+        return got
 
     def base(self) -> BaseInstructions:
         """The base instructions the request holds (`base_of`'s: the session's first, in a rebuilt context)."""
