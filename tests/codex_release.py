@@ -62,21 +62,25 @@ def codex_install(release: str = PINNED) -> Path:
         return _npm_install(release, folder)
 
 
-LATER_PART = {"personality": ("unset", "none", "friendly"), "approval_policy": ("on-request", "never")}
-"""The part of the matrix holding every value the standard threads start from or
-switch to (importers/codex_cli/later_turns.values_reached): 54 of a model's 144
-configurations, whose later turns are the whole matrix's (test_codex_later_turns.py)."""
+def later_part() -> dict[str, list[str]]:
+    """The smallest part of the matrix the later turns may be learned in: every
+    value the standard threads start from or switch to, on the axes where that
+    is not all (importers/codex_cli/later_turns.values_reached; 54 of a model's
+    144 configurations), whose later turns are the whole matrix's (test_codex_later_turns.py)."""
+    from promptspec.importers.codex_cli.later_turns import values_reached
+    from promptspec.oracle.capture import ONLY_AXES
+
+    return {axis: values for axis, values in values_reached().items() if len(values) < len(ONLY_AXES[axis])}
 
 
-def import_later_turns(release: str, models: tuple[str, ...], folder: Path,
-                       only: dict[str, tuple[str, ...]] | None = LATER_PART) -> tuple[Path, Path, dict]:
+def import_later_turns(release: str, models: tuple[str, ...], folder: Path, whole: bool = False) -> tuple[Path, Path, dict]:
     """(install folder, spec folder, import stats) of `models` of Codex `release`
     imported with their later turns into `folder`/spec (installed if need be),
-    by default in LATER_PART: the module fixtures of the later-turn tests."""
+    in later_part() unless `whole`: the module fixtures of the later-turn tests."""
     from promptspec.importers.codex_cli import import_cli
 
     cli = codex_install(release)
-    spec_dir, stats = import_cli(cli, folder / "spec", models=models, later_turns=True, only=only)
+    spec_dir, stats = import_cli(cli, folder / "spec", models=models, later_turns=True, only=None if whole else later_part())
     return cli, spec_dir, stats
 
 

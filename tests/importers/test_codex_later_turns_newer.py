@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def newer(tmp_path_factory) -> tuple[Path, Path, dict]:
-    return import_later_turns(RELEASE, MODELS, tmp_path_factory.mktemp("later-newer"), only=None)  # its verify samples the whole matrix
+    return import_later_turns(RELEASE, MODELS, tmp_path_factory.mktemp("later-newer"), whole=True)  # its verify samples the whole matrix
 
 
 def test_the_newer_release_is_learned_and_every_thread_reproduced(newer):
