@@ -462,3 +462,33 @@ def test_a_state_reached_again_is_assembled_once_and_gives_the_same_requests(spe
     again = conv.Conversation(spec, asm).requests(start, script(*steps))
     assert [responses_payload(t.request) for t in again] == each_time
     assert len(states) == 2  # a second thread reaching the same states assembles neither
+
+
+def test_a_thread_from_a_variant_takes_the_first_request_the_pipeline_made(monkeypatch):
+    """conversation.know_first_requests (the explorer runs every script from
+    every variant): a thread whose first step sets nothing starts with its
+    variant's first request as the pipeline assembled it, and assembles only
+    the states it switches to; its requests are what assembling them all gives."""
+    from promptspec import pipeline
+    from promptspec.assemble import conversation as conv
+
+    result = pipeline.run(TEMPLATES)
+    spec = result.spec
+    start = result.measures[5].request.variant
+    steps = [{"user": "a", "reply": "b"}, {"user": "c", "reply": "d", "set": {"mode": "plan"}}]
+    assembled = [responses_payload(t.request) for t in conv.Conversation(spec).requests(start, script(*steps))]
+
+    conv.forget_threads()
+    conv.know_first_requests(spec, (m.request for m in result.measures))
+    asm = conv._LATEST[2]
+    states: list[tuple] = []
+    real = asm.assemble
+    monkeypatch.setattr(asm, "assemble", lambda v, o=(), thread=None, base_of=None, start=None:
+                        (thread is None and states.append((v, o))) or real(v, o, thread, base_of, start))
+    try:
+        thread = conversation(spec, start, script(*steps))
+    finally:
+        conv.forget_threads()
+    assert thread[0].request.base is result.measures[5].request.base  # the pipeline's own request, taken as it is
+    assert [responses_payload(t.request) for t in thread] == assembled
+    assert len(states) == 1 and states[0] != (start, ()), states  # only the Plan state it switches to

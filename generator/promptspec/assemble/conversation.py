@@ -369,6 +369,20 @@ def conversation(spec: Spec, variant: Variant, script: Script, asm: Assembler | 
     return list(thread)
 
 
+def know_first_requests(spec: Spec, requests: Iterable[Request]) -> None:
+    """Hand the threads of `spec` the first requests already assembled for it
+    (the pipeline's, one per variant): a thread whose first step sets nothing
+    starts with exactly its variant's first request, which is then taken as
+    it is instead of assembled again.  The explorer runs every script from
+    every variant, so that is one assembly of each of its threads."""
+    if _LATEST[0] is not spec:
+        _LATEST[:] = [spec, {}, None]
+    asm = _LATEST[2] = _LATEST[2] or Assembler(spec)
+    memo = _STATES.setdefault(asm, {})
+    for request in requests:
+        memo.setdefault((request.variant, (), None), request)
+
+
 def forget_threads() -> None:
     """Drop the kept threads: a one-off build calls it once its pages are made,
     so the threads (full request bodies, a few hundred KB a model) are not held

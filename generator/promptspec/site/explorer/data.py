@@ -395,11 +395,13 @@ def _conversations(result: Result, texts: _Interner, roles: _Interner, threads: 
     (kind, reason, the items it adds as (role id, text ids)), interned: the
     same thread from many variants is stored once, and the column over the
     axes (like a section's) drops the axes it does not depend on."""
-    from ...assemble.conversation import conversation
+    from ...assemble.conversation import conversation, know_first_requests
     from ...spec.readers.scripts import read_script
 
     spec = result.spec
     rows = list(range(len(result.measures)))
+    if spec.conversations:
+        know_first_requests(spec, (m.request for m in result.measures))
     if len(rows) > MAX_CONVERSATION_VARIANTS:
         firsts: dict[str, int] = {}
         for n, m in enumerate(result.measures):
