@@ -107,7 +107,7 @@ def state_request(asm: Assembler, variant: Variant, overrides: tuple[tuple[str, 
     assemblies were repeats).  Only threads ask, so a matrix's own requests
     are not held twice."""
     memo = _STATES.setdefault(asm, {})
-    key = (variant, overrides, start)
+    key = _state_key(variant, overrides, start)
     try:
         got = memo.get(key)
     except TypeError:  # a setting holding an unhashable value: not kept
@@ -115,6 +115,11 @@ def state_request(asm: Assembler, variant: Variant, overrides: tuple[tuple[str, 
     if got is None:
         got = memo[key] = asm.assemble(variant, overrides, None, start=start)
     return got
+
+
+def _state_key(variant: Variant, overrides: tuple[tuple[str, Any], ...] = (), start: Variant | None = None) -> Any:
+    """How state_request keeps a state's request (know_first_requests puts the pipeline's there)."""
+    return (variant, overrides, start)
 
 
 class Conversation:
@@ -355,10 +360,10 @@ def conversation(spec: Spec, variant: Variant, script: Script, asm: Assembler | 
     pages ask for the same threads in one build (`mkdocs serve`'s rebuilds),
     and a thread is built once; without `asm`, the threads of one spec share
     an Assembler (its templates parsed once, not once a thread)."""
-    if _LATEST[0] is not spec:
-        _LATEST[:] = [spec, {}, None]
     if asm is None:
-        asm = _LATEST[2] = _LATEST[2] or Assembler(spec)
+        asm = _shared_assembler(spec)
+    elif _LATEST[0] is not spec:
+        _LATEST[:] = [spec, {}, None]
     key = (variant, script)
     try:
         thread = _LATEST[1].get(key)
@@ -375,12 +380,19 @@ def know_first_requests(spec: Spec, requests: Iterable[Request]) -> None:
     starts with exactly its variant's first request, which is then taken as
     it is instead of assembled again.  The explorer runs every script from
     every variant, so that is one assembly of each of its threads."""
+    memo = _STATES.setdefault(_shared_assembler(spec), {})
+    for request in requests:
+        memo.setdefault(_state_key(request.variant), request)
+
+
+def _shared_assembler(spec: Spec) -> Assembler:
+    """The Assembler the threads of the latest Spec object share (a new spec starts the kept threads afresh)."""
     if _LATEST[0] is not spec:
         _LATEST[:] = [spec, {}, None]
-    asm = _LATEST[2] = _LATEST[2] or Assembler(spec)
-    memo = _STATES.setdefault(asm, {})
-    for request in requests:
-        memo.setdefault((request.variant, (), None), request)
+    if _LATEST[2] is None:
+        _LATEST[2] = Assembler(spec)
+    asm: Assembler = _LATEST[2]
+    return asm
 
 
 def forget_threads() -> None:

@@ -400,13 +400,13 @@ def _conversations(result: Result, texts: _Interner, roles: _Interner, threads: 
 
     spec = result.spec
     rows = list(range(len(result.measures)))
-    if spec.conversations:
-        know_first_requests(spec, (m.request for m in result.measures))
     if len(rows) > MAX_CONVERSATION_VARIANTS:
         firsts: dict[str, int] = {}
         for n, m in enumerate(result.measures):
             firsts.setdefault(m.request.variant.model, n)
         rows = sorted(firsts.values())
+    if spec.conversations:
+        know_first_requests(spec, (result.measures[n].request for n in rows))  # the variants the threads start from
     out = []
     for name, ref in spec.conversations:
         path = spec.fs.resolve(ref, origin="spec.yaml")
