@@ -287,6 +287,42 @@ def test_search_index_keeps_titles_but_not_prompt_text(embedded):
         assert needle not in text
 
 
+def test_figure_tables_stay_out_of_the_index_and_out_of_its_parse(embedded):
+    """A table of figures is not searchable (its headers are in no entry,
+    the prose around it is); the indexer read each indexed page emptied of
+    its excluded elements (html.search_input), and read it as it would the
+    whole page: the same sections, from a fraction of the markup."""
+    from material.plugins.search.plugin import Parser
+
+    from promptspec.site.serve.search_input import for_index
+
+    site_dir, _ = embedded
+    docs = json.loads((site_dir / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    text = "\n".join(d["title"] + "\n" + d["text"] for d in docs)
+    for header in ("vs smallest", "distinct texts", "% usable"):  # in tables of figures only
+        assert header not in text
+    assert "Each row pairs a variant with the one that differs only in" in text and "Parts that differ" in text
+
+    def sections(markup: str) -> list[tuple]:
+        parser = Parser()
+        parser.feed(markup)
+        parser.close()
+        return [(s.el.tag, s.id, s.title, s.text) for s in parser.data]
+
+    pages = sorted({d["location"].split("#")[0] for d in docs})
+    whole = emptied = 0
+    sizes = {}
+    for location in pages:
+        page = (site_dir / location / "index.html").read_text(encoding="utf-8")
+        article = re.search(r'<article class="md-content__inner md-typeset">(.*?)</article>', page, re.S).group(1)
+        read = for_index(article)
+        assert sections(read) == sections(article), location
+        whole, emptied = whole + len(article), emptied + len(read)
+        sizes[location] = (len(read), len(article))
+    assert sizes["prompts/models/harbor-5/"][0] < sizes["prompts/models/harbor-5/"][1] / 3  # mostly its tables
+    assert len(pages) > 40 and emptied < whole * 0.8, (len(pages), emptied, whole)
+
+
 def test_titles_placement_percent_and_fragment_variants(embedded):
     site_dir, result = embedded
     read = lambda *p: (site_dir.joinpath(*p) / "index.html").read_text(encoding="utf-8")  # noqa: E731

@@ -304,27 +304,32 @@ def test_kept_comparisons_give_what_a_build_from_scratch_gives(tmp_path, monkeyp
     """Under serve the summary comparisons are kept (summary.KEPT): after an
     edit of the plan mode's text the comparisons it reached are made again,
     the others read back, within a remade one only the pairs with an edited
-    variant are diffed again, and the overview pages are what a build from
-    scratch makes."""
+    variant are diffed again, no comparison is walked pair by pair to find
+    them, and the overview pages are what a build from scratch makes."""
     spec = tmp_path / "spec"
     shutil.copytree(TEMPLATES, spec)
     counter = TokenCounter(tmp_path / "cache")
     session = pipeline.Session(spec, counter=counter)
     cache = site.PageCache()
     first = dict(site.build_site(session.run(), links="dir", cache=cache, list_limit=5, variant_pages="none").pages)
-    before = {key: found for key, (found, _) in cache._comparisons.items()}
+    kept = lambda: {key: entry[1] for key, entry in cache._comparisons.items() if key != site_summary._SEEN}  # noqa: E731
+    before = kept()
     body = spec / "fragments" / "review_checklist.md"
     body.write_text(body.read_text(encoding="utf-8") + "One more line.\n", encoding="utf-8")
     diffed: list[tuple] = []
     real_pair = site_summary._pair
     monkeypatch.setattr(site_summary, "_pair", lambda rv, rw: diffed.append((rv.v, rw.v)) or real_pair(rv, rw))
+    walked: list[tuple] = []
+    real_pairs = site_summary._pairs
+    monkeypatch.setattr(site_summary, "_pairs", lambda idx, *args: walked.append(args) or real_pairs(idx, *args))
     result = session.run()
     redone = session.changes.variants
     second = dict(site.build_site(result, links="dir", cache=cache, list_limit=5, variant_pages="none").pages)
     monkeypatch.setattr(site_summary, "_pair", real_pair)
+    monkeypatch.setattr(site_summary, "_pairs", real_pairs)
     fresh = dict(site.build_site(pipeline.run(spec, counter=counter), links="dir", list_limit=5, variant_pages="none").pages)
     assert second == fresh and second["prompts/modes/plan.md"] != first["prompts/modes/plan.md"]
-    after = {key: found for key, (found, _) in cache._comparisons.items()}
+    after = kept()
     remade = {key for key in after if after[key] is not before.get(key)}
     assert remade and len(remade) < len(after)
     assert ("compare", "mode", "default", "plan") in remade and ("compare", "mode", "default", "execute") not in remade
@@ -332,6 +337,8 @@ def test_kept_comparisons_give_what_a_build_from_scratch_gives(tmp_path, monkeyp
     assert diffed and all(v in redone or w in redone for v, w in diffed)
     pairs = sum(cmp.pairs for key, cmp in after.items() if key in remade)
     assert len(diffed) < pairs
+    # The edited variants are found once for the build: no comparison's pairs are walked again to find them.
+    assert walked == []
 
 
 # ---------------------------------------------------------------------------

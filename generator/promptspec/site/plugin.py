@@ -66,12 +66,13 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.base import ValidationError
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
 
 from ..errors import PromptspecError
 from . import select as site_select
 from .index import ASSET_DIR, CSS, JS, LIST_LIMIT, Paths
+from .serve import search_input
 from .html.markup import h
 
 # Spec errors under `mkdocs serve` go to the terminal through a logger of our
@@ -160,6 +161,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         from .serve.served_pages import Unchanged
 
         self.unchanged = Unchanged()  # serve: the generated files an edit left as they were (served_pages)
+        self.shown: tuple | None = None  # (page, its content) while the search index reads the page emptied
         from .serve.idle_collect import IdleCollector
 
         self.collector = IdleCollector()  # serve: the cyclic GC waits for the end of each rebuild
@@ -492,9 +494,26 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         return nav
 
     @event_priority(100)  # before the search plugin indexes the page
-    def on_page_context(self, context, *, page, config, nav):
+    def _before_search(self, context, *, page, config, nav):
+        """The search index is about to read the page: a generated page it
+        indexes gets its excluded elements emptied for that read
+        (serve/search_input.py: the same entries, a fraction of the parse)."""
         self.unchanged.mark(page, _search_entries(config))
+        if self._ours(page) and page.content and not (page.meta.get("search") or {}).get("exclude") \
+                and self._only_search_reads_context(config):
+            self.shown = (page, page.content)
+            page.content = search_input.for_index(page.content)
         return context
+
+    @event_priority(-100)  # after the search plugin, before the theme renders the page
+    def _after_search(self, context, *, page, config, nav):
+        if self.shown is not None:
+            if self.shown[0] is page:
+                page.content = self.shown[1]
+            self.shown = None
+        return context
+
+    on_page_context = CombinedEvent(_before_search, _after_search)
 
     def on_env(self, env, *, config, files):
         """Every page has been read and rendered: the theme's templates
@@ -520,11 +539,16 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         plugin changes a page's HTML before this one's on_post_page, and the
         only other on_page_context is Material's search (which leaves pages out
         of its index alone), is the reused page what a new render would give."""
-        events = config.plugins.events
-        post = events.get("post_page", [])
+        post = config.plugins.events.get("post_page", [])
         if not post or getattr(post[0], "__self__", None) is not self:
             return False
-        for handler in events.get("page_context", []):
+        return self._only_search_reads_context(config)
+
+    def _only_search_reads_context(self, config) -> bool:
+        """No on_page_context but this plugin's and Material's search: nobody
+        else sees a page between the two (what _before_search gives the
+        index, what a reused page skips)."""
+        for handler in config.plugins.events.get("page_context", []):
             owner = getattr(handler, "__self__", None)
             if owner is not self and not type(owner).__module__.startswith("material.plugins.search"):
                 return False

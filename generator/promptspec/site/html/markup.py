@@ -171,10 +171,16 @@ class Cell:
         return f"<{tag}{attributes(attrs)}>{self.html}</{tag}>"
 
 
-def table(headers: Sequence[str | Cell], rows: Iterable[Sequence[str | Cell]], *, cls: str = "ps-table", head_rows: Sequence[Sequence[str | Cell]] = ()) -> str:
+def table(headers: Sequence[str | Cell], rows: Iterable[Sequence[str | Cell]], *, cls: str = "ps-table",
+          head_rows: Sequence[Sequence[str | Cell]] = (), searchable: bool = True) -> str:
     """A raw HTML table (no class on <table>, so Material styles it).
 
-    Strings are treated as pre-escaped HTML; wrap spec text with `h()` first."""
+    Strings are treated as pre-escaped HTML; wrap spec text with `h()` first.
+    `searchable=False`: a table of figures (variants, tokens, deltas), kept
+    out of the search index -- search finds a page by its title, headings,
+    prose and descriptions, and each such table would otherwise put every
+    variant and part name of the matrix into the result list of a search
+    for one, ahead of the page about it."""
 
     def cell(c: str | Cell, header: bool) -> str:
         if isinstance(c, Cell):
@@ -196,7 +202,8 @@ def table(headers: Sequence[str | Cell], rows: Iterable[Sequence[str | Cell]], *
         out.append("<tr>" + "".join(cell(c, False) for c in row) + "</tr>")
     out.append("</tbody>")
     out.append("</table>")
-    return block(out, cls="ps-table" if cls == "ps-table" else f"ps-table {cls}")
+    return block(out, cls="ps-table" if cls == "ps-table" else f"ps-table {cls}",
+                 attrs=None if searchable else {"data-search-exclude": None})
 
 
 def num(n: int | None) -> str:

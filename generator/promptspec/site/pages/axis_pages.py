@@ -119,7 +119,7 @@ def _value_variants(idx: SiteIndex, page: str, axis: str, vs: list[Variant]) -> 
             Cell(signed(m.total - base), "ps-r"),
         ])
     headers = [*[ident(a) for a in other_axes], Cell("tokens", "ps-r"), Cell("% usable", "ps-r"), Cell("vs smallest", "ps-r")]
-    return table(headers, rows, cls="ps-nowrap")
+    return table(headers, rows, cls="ps-nowrap", searchable=False)
 
 
 def _value_sections(idx: SiteIndex, page: str, vs: list[Variant]) -> str:
@@ -143,7 +143,7 @@ def _value_sections(idx: SiteIndex, page: str, vs: list[Variant]) -> str:
             Cell(spread([u.tokens for u in uses]), "ps-r"),
             Cell(str(len({s.text for s in objects.values()})), "ps-r"),
         ])
-    return table(["part", Cell("in variants", "ps-r"), Cell("tokens", "ps-r"), Cell("distinct texts", "ps-r")], rows, cls="ps-nowrap")
+    return table(["part", Cell("in variants", "ps-r"), Cell("tokens", "ps-r"), Cell("distinct texts", "ps-r")], rows, cls="ps-nowrap", searchable=False)
 
 
 def _compare(idx: SiteIndex, page: str, axis: str, value: str, other: str, vs: list[Variant]) -> list[str]:
@@ -178,7 +178,7 @@ def _compare(idx: SiteIndex, page: str, axis: str, value: str, other: str, vs: l
         f"Parts that differ: {summary}."
     ), cls="ps-intro"), ""]
     headers = [*[ident(a) for a in other_axes], Cell(h(value), "ps-r"), Cell(h(other), "ps-r"), Cell("Δ", "ps-r"), "parts that differ (Δ tokens)"]
-    out += [table(headers, rows, cls="ps-compare ps-nowrap"), ""]
+    out += [table(headers, rows, cls="ps-compare ps-nowrap", searchable=False), ""]
     first = next((v for v in vs if idx.sibling(v, axis, other) is not None), None)
     if first is not None:
         out += _text_comparison(idx, page, first, idx.sibling(v=first, axis=axis, value=other))

@@ -251,7 +251,7 @@ def changes_page(idx: SiteIndex) -> str:
         [Cell("removed", header=True), Cell(num(len(d.removed)), "ps-r")],
         [Cell("unchanged", header=True), Cell(num(len(d.unchanged)), "ps-r")],
     ]
-    out += [table(["variants", Cell("count", "ps-r")], counts, cls="ps-facts ps-change-counts"), ""]
+    out += [table(["variants", Cell("count", "ps-r")], counts, cls="ps-facts ps-change-counts", searchable=False), ""]
     if d.is_empty:
         out += [block(para("No assembled request differs from the base."), cls="ps-intro ps-changes-empty"), ""]
         return join_blocks(out)
@@ -274,7 +274,7 @@ def changes_page(idx: SiteIndex) -> str:
         rows = [[_vlink(idx, page, c.id), Cell(num(c.total_before), "ps-r"), Cell(num(c.total_after), "ps-r"), Cell(signed(c.delta), "ps-r"),
                  Cell("–" if c.percent is None else f"{c.percent:+.1f}%", "ps-r")] for c in inc]
         out += ["## Largest token increases", "",
-                table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), Cell("%", "ps-r")], rows, cls="ps-nowrap"), ""]
+                table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), Cell("%", "ps-r")], rows, cls="ps-nowrap", searchable=False), ""]
     if d.changed:
         rows = []
         shown, rest = _capped(idx, list(d.changed), "changed variants")
@@ -286,16 +286,16 @@ def changes_page(idx: SiteIndex) -> str:
             rows.append([_vlink(idx, page, c.id), Cell(num(c.total_before), "ps-r"), Cell(num(c.total_after), "ps-r"),
                          Cell(signed(c.delta), "ps-r"), Cell("<br>".join(parts) or "–", "ps-text")])
         out += [f"## Changed variants ({len(d.changed)})", "",
-                table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "sections (Δ tokens, change)"], rows, cls="ps-nowrap"), "", *rest]
+                table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r"), "sections (Δ tokens, change)"], rows, cls="ps-nowrap", searchable=False), "", *rest]
     if d.added:
         shown, rest = _capped(idx, list(d.added), "added variants")
         rows = [[_vlink(idx, page, a.id), Cell(num(a.total), "ps-r"), Cell(_tok(a.headroom), "ps-r")] for a in shown]
         out += [f"## Added variants ({len(d.added)})", "",
-                table(["variant", Cell("tokens", "ps-r"), Cell("headroom before auto-compact", "ps-r")], rows, cls="ps-nowrap"), "", *rest]
+                table(["variant", Cell("tokens", "ps-r"), Cell("headroom before auto-compact", "ps-r")], rows, cls="ps-nowrap", searchable=False), "", *rest]
     if d.removed:
         shown, rest = _capped(idx, list(d.removed), "removed variants")
         rows = [[f"<code>{h(r.id)}</code>", Cell(num(r.total), "ps-r")] for r in shown]
-        out += [f"## Removed variants ({len(d.removed)})", "", table(["variant", Cell("tokens in the base", "ps-r")], rows, cls="ps-nowrap"), "", *rest]
+        out += [f"## Removed variants ({len(d.removed)})", "", table(["variant", Cell("tokens in the base", "ps-r")], rows, cls="ps-nowrap", searchable=False), "", *rest]
     return join_blocks(out)
 
 

@@ -54,7 +54,7 @@ def index_page(idx: SiteIndex, by_name: dict[str, list[Run]]) -> str:
         "which the history is rebuilt. The scripts are the spec's <code>conversations:</code>; each runs from the "
         "first variant of every model."), cls="ps-intro"))
     parts += [block(described, cls="ps-conversation-list", tag="ul"), ""]
-    parts.append(table(["conversation", "model", "requests", "compactions", "largest request", "% usable"], rows))
+    parts.append(table(["conversation", "model", "requests", "compactions", "largest request", "% usable"], rows, searchable=False))
     return join_blocks(parts)
 
 
@@ -87,7 +87,7 @@ def _table(run: Run) -> str:
             after = (f"; the next request, on the rebuilt history, has {num(figs[i + 1].total)} tokens "
                      f"({signed(figs[i + 1].total - figs[i - 1].total)} against the last turn before it)") if 0 < i < len(figs) - 1 else ""
             notes.append(f"<li>Request {fig.index}: compaction ({h(treq.reason)}) sends {num(fig.total)} tokens{after}.</li>")
-    out = table(["request", "step", "kind", "model", "tokens", "% usable", "adds", "change"], rows)
+    out = table(["request", "step", "kind", "model", "tokens", "% usable", "adds", "change"], rows, searchable=False)
     if notes:
         out += "\n\n" + block(notes, cls="ps-conversation-compactions", tag="ul")
     return out

@@ -183,13 +183,13 @@ def timeline_page(idx: SiteIndex, history: History, chart_variants: Sequence[str
                           Cell(num(len(r.variants)), "ps-r")]
         row += [Cell(_n(v), "ps-r") for v in (s or (None, None, None))]
         rows.append(row)
-    out += ["## Releases", "", table(head, rows, cls="ps-nowrap ps-history-releases"), ""]
+    out += ["## Releases", "", table(head, rows, cls="ps-nowrap ps-history-releases", searchable=False), ""]
     if lines:
         vhead = ["variant", *(Cell(h(r.label), "ps-r") for r in history.releases)]
         vrows = [[code(vid), *(Cell(num(t), "ps-r") for t in ts)] for vid, ts in lines]
         out += ["## Followed variants", "", block(para("Tokens per release of the variants the chart draws; – where the variant did not exist."),
                                                   cls="ps-intro"), "",
-                table(vhead, vrows, cls="ps-nowrap ps-history-followed"), ""]
+                table(vhead, vrows, cls="ps-nowrap ps-history-followed", searchable=False), ""]
     srows = []
     for step in history.steps:
         stats = step.delta_stats()
@@ -199,7 +199,7 @@ def timeline_page(idx: SiteIndex, history: History, chart_variants: Sequence[str
                       Cell(num(len(step.diff.changed)), "ps-r"), Cell(f"+{len(step.added):,} / −{len(step.removed):,}", "ps-r"),
                       Cell(spread, "ps-r")])
     out += ["## Steps", "", table(["step", Cell("changes", "ps-r"), Cell("changed variants", "ps-r"), Cell("variants added / removed", "ps-r"),
-                                   Cell("Δ tokens min / median / max", "ps-r")], srows, cls="ps-history-steps"), ""]
+                                   Cell("Δ tokens min / median / max", "ps-r")], srows, cls="ps-history-steps", searchable=False), ""]
     return join_blocks(out)
 
 
@@ -275,7 +275,7 @@ def step_page(idx: SiteIndex, history: History, step: Step, linker: _Linker) -> 
                  Cell(signed(d.delta), "ps-r")]
                 for d in top]
         out += ["## Largest token increases", "", table(["variant", Cell("before", "ps-r"), Cell("after", "ps-r"), Cell("Δ", "ps-r")], rows,
-                                                        cls="ps-nowrap"), ""]
+                                                        cls="ps-nowrap", searchable=False), ""]
     if step.over_budget:
         items = "".join(f"<li>{code(o.fragment)}: up to {num(o.max_tokens)} tokens (budget {num(o.budget)}) in {num(o.variants)} variants"
                         f"{' — new' if o.new else ''}</li>" for o in step.over_budget)

@@ -86,7 +86,7 @@ def _matrix_table(idx: SiteIndex, page: str, extra: tuple[tuple[str, str], ...])
             rows.append(row)
         rows.append([Cell(f"{ident(model.slug)}: all", "ps-subtotal", header=True), *[_sum_cell(per_mode[mo], "ps-subtotal") for mo in modes], _sum_cell([t for mo in modes for t in per_mode[mo]], "ps-subtotal")])
     rows.append([Cell("all models", "ps-total", {"colspan": "2"}, header=True), *[_sum_cell(grand[mo], "ps-total") for mo in modes], _sum_cell([t for mo in modes for t in grand[mo]], "ps-total")])
-    return table(headers, rows, cls="ps-matrix ps-nowrap")
+    return table(headers, rows, cls="ps-matrix ps-nowrap", searchable=False)
 
 
 def _totals(idx: SiteIndex, page: str) -> str:
@@ -108,7 +108,7 @@ def _totals(idx: SiteIndex, page: str) -> str:
         rows.append(row)
     rows.append([Cell("all models", "ps-total", header=True), *[_sum_cell(col[mo], "ps-total") for mo in modes], _sum_cell([t for mo in modes for t in col[mo]], "ps-total")])
     headers = ["model", *[link(idx.href(page, idx.axis_page("mode", mo)), h(mo)) for mo in modes], Cell("all modes", "ps-r")]
-    return table(headers, rows, cls="ps-totals ps-nowrap")
+    return table(headers, rows, cls="ps-totals ps-nowrap", searchable=False)
 
 
 def _heat_legend(idx: SiteIndex) -> str:
@@ -145,7 +145,7 @@ def _matrix_summary(idx: SiteIndex, page: str) -> list[str]:
             row.append(Cell(inner, f"ps-cell ps-heat-{idx.heat(mid, HEAT_BUCKETS)}", {"title": f"{model.slug}, {mo}: {len(vs):,} variants"}))
         rows.append(row)
     headers = ["model", *[link(idx.href(page, idx.axis_page("mode", mo)), h(mo)) for mo in modes]]
-    return [table(headers, rows, cls="ps-matrix ps-nowrap ps-summary"), ""]
+    return [table(headers, rows, cls="ps-matrix ps-nowrap ps-summary", searchable=False), ""]
 
 
 def matrix_page(idx: SiteIndex) -> str:

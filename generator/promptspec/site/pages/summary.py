@@ -139,15 +139,28 @@ class _Rec:
         self.secs = idx.sections_by_fragment(v)
 
 
+def _records(idx: SiteIndex) -> dict[Variant, _Rec]:
+    """This build's records, made for a variant when first asked for."""
+    recs = idx.memo.get("records")
+    if recs is None:
+        recs = idx.memo["records"] = {}
+    return recs
+
+
+def _rec(idx: SiteIndex, recs: dict[Variant, _Rec], v: Variant) -> _Rec:
+    found = recs.get(v)
+    if found is None:
+        found = recs[v] = _Rec(idx, v)
+    return found
+
+
 def _groups(idx: SiteIndex, axis: str) -> dict[str, dict[tuple, _Rec]]:
     """by_others(axis) with a record per variant instead of the variant."""
     key = ("groups", axis)
     found = idx.memo.get(key)
     if found is None:
-        recs = idx.memo.get("records")
-        if recs is None:
-            recs = idx.memo["records"] = {v: _Rec(idx, v) for v in idx.variants}
-        found = idx.memo[key] = {x: {o: recs[v] for o, v in g.items()} for x, g in idx.by_others(axis).items()}
+        recs = _records(idx)
+        found = idx.memo[key] = {x: {o: _rec(idx, recs, v) for o, v in g.items()} for x, g in idx.by_others(axis).items()}
     return found
 
 
@@ -181,62 +194,84 @@ def _pairs(idx: SiteIndex, axis: str, x: str, y: str) -> list[tuple[tuple, _Rec,
     return [(o, rv, gy[o]) for o, rv in gx.items() if o in gy]
 
 
-def _aggregate(idx: SiteIndex, axis: str, x: str, y: str, pairs: Sequence[tuple[_Rec, _Rec, Pair]]) -> Comparison:
+def _aggregate(idx: SiteIndex, axis: str, x: str, y: str, pairs: Sequence[tuple[Variant, Variant, Pair]]) -> Comparison:
     """The pairs in `_pairs` order, so that which pair is an example (the
     first with the largest delta) does not depend on which pairs were kept."""
     parts: dict[str, PartDiff] = {}
     cmp = Comparison(axis, x, y)
     best = -1
-    for rv, rw, (delta, diffs) in pairs:
+    for v, w, (delta, diffs) in pairs:
         for name, d, kind in diffs:
             part = parts.get(name)
             if part is None:
                 part = parts[name] = PartDiff(name)
-            part.add(d, kind, (rv.v, rw.v))
+            part.add(d, kind, (v, w))
         cmp.pairs += 1
         cmp.identical += not diffs
         cmp.deltas.append(delta)
         if abs(delta) > best:
-            best, cmp.largest = abs(delta), (rv.v, rw.v)
+            best, cmp.largest = abs(delta), (v, w)
     order = _part_order(idx)
     cmp.parts = [parts[n] for n in sorted(parts, key=lambda n: (order.get(n, len(order)), n))]
     return cmp
 
 
 def _compute(idx: SiteIndex, axis: str, x: str, y: str) -> Comparison:
-    return _aggregate(idx, axis, x, y, [(rv, rw, _pair(rv, rw)) for _, rv, rw in _pairs(idx, axis, x, y)])
+    return _aggregate(idx, axis, x, y, [(rv.v, rw.v, _pair(rv, rw)) for _, rv, rw in _pairs(idx, axis, x, y)])
 
 
 KEPT = "kept-comparisons"
 """idx.memo key of a dict kept across builds (build.PageCache under `mkdocs
-serve`): per comparison, what each pair of variants added to it, for as long
-as both variants keep their Request and Measure objects."""
+serve`): per comparison, its pairs of variants and what each pair added to
+it; under `_SEEN`, the Request and Measure objects the last build read."""
+
+_SEEN = "seen"
+
+
+def _changed(idx: SiteIndex, kept: dict) -> tuple[int, frozenset[Variant] | None]:
+    """(this build's number, the variants whose Request or Measure is not
+    the very object the last build had; None: there was no last build).
+    Found once a build, so that a comparison none of them is in is read
+    back without a look at its pairs; the objects are held in `kept`, so
+    their ids cannot be reused by new ones."""
+    found = idx.memo.get(_SEEN)
+    if found is None:
+        last = kept.get(_SEEN)
+        if last is None:
+            found = (0, None)
+        else:
+            requests, measures = last[1], last[2]
+            found = (last[0] + 1, frozenset(v for v in idx.variants if idx.request[v] is not requests.get(v)
+                                            or idx.measure[v] is not measures.get(v)))
+        kept[_SEEN] = (found[0], idx.request, idx.measure)
+        idx.memo[_SEEN] = found
+    return found
 
 
 def _kept(idx: SiteIndex, kept: dict, key: tuple, axis: str, a: str, b: str) -> Comparison:
-    """The comparison of `a` and `b`, with only the pairs a variant of which
-    changed since the last build diffed again (an edit reaches some of the
-    variants, so most pairs of most comparisons are as they were).  The pairs
-    are aggregated in the same order as a fresh `_compute`, so the result is
-    the same whichever pairs were kept."""
+    """The comparison of `a` and `b`: read back if no variant of it changed
+    since the last build (which made it), otherwise aggregated again with
+    only the pairs that hold a changed variant diffed again (an edit
+    reaches some of the variants, so most pairs of most comparisons are as
+    they were).  The pairs are aggregated in the same order as a fresh
+    `_compute`, so the result is the same whichever pairs were kept."""
+    build, changed = _changed(idx, kept)
     old = kept.get(key)
-    before: dict = old[1] if old is not None else {}
-    now: dict = {}
-    pairs: list[tuple[_Rec, _Rec, Pair]] = []
-    same = len(before) > 0
-    for o, rv, rw in _pairs(idx, axis, a, b):
-        ids = (idx.request[rv.v], idx.measure[rv.v], idx.request[rw.v], idx.measure[rw.v])
-        hit = before.get(o)
-        if hit is not None and all(p is q for p, q in zip(ids, hit[0])):
-            got = hit[1]
-        else:
-            got, same = _pair(rv, rw), False
-        now[o] = (ids, got)  # holds the objects, so their identities stay unique
-        pairs.append((rv, rw, got))
-    if same and old is not None and len(now) == len(before):
-        return old[0]
-    found = _aggregate(idx, axis, a, b, pairs)
-    kept[key] = (found, now)
+    recs = _records(idx)
+    if old is not None and changed is not None and old[0] == build - 1:
+        _, found, pairs, variants, diffs = old
+        if changed.isdisjoint(variants):
+            kept[key] = (build, found, pairs, variants, diffs)
+            return found
+        diffs = [_pair(_rec(idx, recs, v), _rec(idx, recs, w)) if v in changed or w in changed else d
+                 for (v, w), d in zip(pairs, diffs)]
+    else:
+        made = _pairs(idx, axis, a, b)
+        pairs = [(rv.v, rw.v) for _, rv, rw in made]
+        variants = frozenset(x for pair in pairs for x in pair)
+        diffs = [_pair(rv, rw) for _, rv, rw in made]
+    found = _aggregate(idx, axis, a, b, [(v, w, d) for (v, w), d in zip(pairs, diffs)])
+    kept[key] = (build, found, pairs, variants, diffs)
     return found
 
 
@@ -290,7 +325,7 @@ def by_axis_tables(idx: SiteIndex, page: str, vs: Sequence[Variant], axes: Seque
             groups[v.value(a)].append(v)
         rows = [[link(idx.href(page, idx.axis_page(a, x)), f"<code>{h(x)}</code>"), *token_stats(idx, page, group)]
                 for x, group in groups.items()]
-        out += [f"### By {h(a)}", "", table([h(a), *STATS_HEADERS], rows, cls="ps-nowrap ps-summary"), ""]
+        out += [f"### By {h(a)}", "", table([h(a), *STATS_HEADERS], rows, cls="ps-nowrap ps-summary", searchable=False), ""]
     return out
 
 
@@ -342,7 +377,7 @@ def comparison_block(idx: SiteIndex, page: str, cmp: Comparison, fragment_href) 
             Cell(example, "ps-text"),
         ])
     headers = ["part", Cell("pairs where it differs", "ps-r"), "how", Cell("Δ tokens", "ps-r"), "largest difference"]
-    out += [table(headers, rows, cls="ps-compare ps-summary"), ""]
+    out += [table(headers, rows, cls="ps-compare ps-summary", searchable=False), ""]
     return out
 
 

@@ -125,7 +125,7 @@ def tool_page(idx: SiteIndex, name: str) -> str:
     else:
         vrows = [[vlink(idx, page, u.variant), Cell(str(u.position) if u.position else "–", "ps-r"), h(u.placement),
                   Cell(num(u.tokens) if u.position else "–", "ps-r")] for u in us]
-        out += [table(["variant", Cell("position", "ps-r"), "placement", Cell("tokens", "ps-r")], vrows), ""]
+        out += [table(["variant", Cell("position", "ps-r"), "placement", Cell("tokens", "ps-r")], vrows, searchable=False), ""]
     return join_blocks(out)
 
 
@@ -174,5 +174,5 @@ def model_tools(idx: SiteIndex, slug: str, page: str) -> list[str]:
         cells = [Cell(mark if m in carried[t.name] else "–", "ps-c") for m in models]
         name = link(idx.href(page, idx.tool_page(t.name)), f"<code>{h(t.name)}</code>")
         rows.append([name + (" <small>differs</small>" if t in differs else ""), *cells])
-    out += [table(["tool", *(f"<strong>{h(m)}</strong>" if m == slug else h(m) for m in models)], rows), ""]
+    out += [table(["tool", *(f"<strong>{h(m)}</strong>" if m == slug else h(m) for m in models)], rows, searchable=False), ""]
     return out
