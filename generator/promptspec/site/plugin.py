@@ -498,9 +498,10 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         """The search index is about to read the page: a generated page it
         indexes gets its excluded elements emptied for that read
         (serve/search_input.py: the same entries, a fraction of the parse)."""
-        self.unchanged.mark(page, _search_entries(config))
-        if self._ours(page) and page.content and not (page.meta.get("search") or {}).get("exclude") \
-                and self._only_search_reads_context(config):
+        entries = _search_entries(config)
+        self.unchanged.mark(page, entries)
+        if entries is not None and self._ours(page) and page.content \
+                and not (page.meta.get("search") or {}).get("exclude") and self._only_search_reads_context(config):
             self.shown = (page, page.content)
             page.content = search_input.for_index(page.content)
         return context
