@@ -379,3 +379,19 @@ def read_available(fd: int) -> bytes:
             break
         chunks.append(data)
     return b"".join(chunks)
+
+
+def search_sections(markup: str) -> list[tuple]:
+    """What Material's search index is made of: each section's tag, id,
+    title and text as its parser leaves them (create_entry_for_section reads
+    these), or [("error", message)] where that parser gives up on an end
+    tag it cannot pair."""
+    from material.plugins.search.plugin import Parser
+
+    parser = Parser()
+    try:
+        parser.feed(markup)
+        parser.close()
+    except ValueError as exc:
+        return [("error", str(exc))]
+    return [(s.el.tag, s.id, s.title, s.text, s.is_excluded()) for s in parser.data]

@@ -1,4 +1,4 @@
-"""html.search_input against Material's own search parser: what the index
+"""site/serve/search_input.py against Material's own search parser: what the index
 reads of a page must not change when the page's excluded elements are
 emptied -- on hand-picked traps of that parser, and on seeded random pages."""
 
@@ -10,20 +10,7 @@ import pytest
 
 from promptspec.site.serve.search_input import for_index
 
-Parser = pytest.importorskip("material.plugins.search.plugin").Parser
-
-
-def sections(html: str) -> list[tuple]:
-    """What Material's index is made of: each section's tag, id, title and
-    text as its parser leaves them (create_entry_for_section reads these)."""
-    parser = Parser()
-    try:
-        parser.feed(html)
-        parser.close()
-    except ValueError as exc:  # the parser's own limit (an end tag it cannot pair): it must fail alike
-        return [("error", str(exc))]
-    return [(s.el.tag, s.id, s.title, s.text, s.is_excluded()) for s in parser.data]
-
+from _helpers import search_sections as sections
 
 TABLE = '<div class="ps-table" data-search-exclude>\n<table><thead><tr><th>a</th></tr></thead><tbody><tr><td><a href="x/">1,234</a><br><code>b</code></td></tr></tbody></table>\n</div>'
 

@@ -40,6 +40,7 @@ from _helpers import (
     mkdocs_config,
     mkdocs_serve,
     poll,
+    search_sections,
 )
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -292,8 +293,6 @@ def test_figure_tables_stay_out_of_the_index_and_out_of_its_parse(embedded):
     the prose around it is); the indexer read each indexed page emptied of
     its excluded elements (html.search_input), and read it as it would the
     whole page: the same sections, from a fraction of the markup."""
-    from material.plugins.search.plugin import Parser
-
     from promptspec.site.serve.search_input import for_index
 
     site_dir, _ = embedded
@@ -303,12 +302,6 @@ def test_figure_tables_stay_out_of_the_index_and_out_of_its_parse(embedded):
         assert header not in text
     assert "Each row pairs a variant with the one that differs only in" in text and "Parts that differ" in text
 
-    def sections(markup: str) -> list[tuple]:
-        parser = Parser()
-        parser.feed(markup)
-        parser.close()
-        return [(s.el.tag, s.id, s.title, s.text) for s in parser.data]
-
     pages = sorted({d["location"].split("#")[0] for d in docs})
     whole = emptied = 0
     sizes = {}
@@ -316,7 +309,7 @@ def test_figure_tables_stay_out_of_the_index_and_out_of_its_parse(embedded):
         page = (site_dir / location / "index.html").read_text(encoding="utf-8")
         article = re.search(r'<article class="md-content__inner md-typeset">(.*?)</article>', page, re.S).group(1)
         read = for_index(article)
-        assert sections(read) == sections(article), location
+        assert search_sections(read) == search_sections(article), location
         whole, emptied = whole + len(article), emptied + len(read)
         sizes[location] = (len(read), len(article))
     assert sizes["prompts/models/harbor-5/"][0] < sizes["prompts/models/harbor-5/"][1] / 3  # mostly its tables

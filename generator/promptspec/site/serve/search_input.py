@@ -28,16 +28,18 @@ from __future__ import annotations
 
 import re
 
-_ATTRS = r"(?:[^>\"']|\"[^\"]*\"|'[^']*')*"
-"""The rest of a tag after its name: quoted attribute values may hold `>`."""
+_ATTR = r"[^>\"']|\"[^\"]*\"|'[^']*'"
+"""One piece of a tag after its name: quoted attribute values may hold `>`."""
 
-_EXCLUDED = re.compile(r"<([a-zA-Z][a-zA-Z0-9-]*)(?=[\s/>])" + _ATTRS.replace(")*", ")*?") +
-                       r"\sdata-search-exclude(?=[\s=/>])" + _ATTRS + ">")
+_EXCLUDED = re.compile(rf"<([a-zA-Z][a-zA-Z0-9-]*)(?=[\s/>])(?:{_ATTR})*?\sdata-search-exclude(?=[\s=/>])(?:{_ATTR})*>")
 """A start tag carrying data-search-exclude."""
 
 _HEADING = re.compile(r"<h[1-6][\s>/]", re.I)
 
-_NOT_MARKUP = re.compile(r"<[!?]|<(?:script|style|textarea|title|xmp|iframe|noembed|noframes|plaintext)[\s/>]", re.I)
+_RAW = ("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "plaintext")
+"""Elements whose insides HTMLParser does not read as markup."""
+
+_NOT_MARKUP = re.compile(rf"<[!?]|<(?:{'|'.join(_RAW)})[\s/>]", re.I)
 """Where HTMLParser may stop reading the page as markup: nothing at or after it is emptied."""
 
 _NAMES = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)")
@@ -45,8 +47,7 @@ _NAMES = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)")
 _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"})
 """Tags the indexer never pushes (Material's `void` list): they need no end tag."""
 
-_REFUSED = frozenset({"h1", "h2", "h3", "h4", "h5", "h6",
-                      "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "plaintext"})
+_REFUSED = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", *_RAW})
 """Inside an emptied element: no heading, nothing HTMLParser reads as other than markup."""
 
 
