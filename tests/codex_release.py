@@ -3,8 +3,9 @@
 Where it comes from, in order: `$PROMPTSPEC_CODEX` (an install folder or the
 binary), `<cache>/<release>` where the cache is `$PROMPTSPEC_CODEX_CACHE`
 (a shared cache of `npm install --prefix` folders) or else `.ci/cache/codex`
-in the repo (git-ignored, the folder `.ci/run` fills); a release not there is
-installed there with npm on first use.  When that cannot be done (no npm,
+in the repo (git-ignored, the folder `.ci/run` fills with every release
+codex_releases.txt lists); a release not there is installed there with npm
+on first use.  When that cannot be done (no npm,
 offline, a registry failure, a package layout without the binary) the test
 is missing a requirement (required.py): a skip naming what is missing, and
 a failure in CI.
@@ -33,6 +34,14 @@ PINNED_BODY_KEYS = (
 harvest in ../shared/research/codex-cli-oracle.md §3); checked against a live
 capture by tests/verify/test_verify.py."""
 REPO = Path(__file__).resolve().parent.parent
+RELEASES_FILE = Path(__file__).resolve().parent / "codex_releases.txt"
+
+
+def releases() -> tuple[str, ...]:
+    """Every release the suite runs (codex_releases.txt): what `.ci/run` installs
+    before the tests start, so that no download happens inside the test run."""
+    lines = RELEASES_FILE.read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
 
 
 def has_binary(folder: Path) -> bool:
@@ -50,6 +59,9 @@ def cache_root() -> Path:
 
 def codex_install(release: str = PINNED) -> Path:
     """The `npm install --prefix` folder of Codex `release`, installed if need be."""
+    if release not in releases():
+        raise AssertionError(f"Codex {release} is not in {RELEASES_FILE.name}: add it there, so that .ci/run installs it "
+                             "before the tests start")
     given = os.environ.get("PROMPTSPEC_CODEX")
     if given and release == PINNED:
         return Path(given)
