@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 import codex_release
-
-REPO = Path(__file__).resolve().parents[1]
+from codex_release import REPO
 
 
 def _ci_run_reads(cwd: Path) -> list[str]:
