@@ -183,3 +183,95 @@ def test_a_tool_edit_rebuilds_every_variant(tmp_path):
     fresh = pipeline.run(dest, counter=TokenCounter(tmp_path / "cache"))
     assert [export.responses_payload(r) for r in second.requests] == [export.responses_payload(r) for r in fresh.requests]
     assert [m.total for m in second.measures] == [m.total for m in fresh.measures] != [m.total for m in first.measures]
+
+
+def threads(result: pipeline.Result) -> dict[tuple[str, str], list]:
+    """Every request of every script from every variant, as sent (the explorer's set)."""
+    from promptspec.assemble.conversation import conversation
+    from promptspec.spec.readers.scripts import read_script
+
+    spec, out = result.spec, {}
+    for name, ref in spec.conversations:
+        path = spec.fs.resolve(ref, origin="spec.yaml")
+        script = read_script(path, spec.fs.display(path))
+        for v in result.variants:
+            out[(name, v.id)] = [(t.step, t.kind, t.reason, t.new, export.responses_payload(t.request))
+                                 for t in conversation(spec, v, script)]
+    return out
+
+
+def fresh_threads(spec_dir: Path, counter) -> dict[tuple[str, str], list]:
+    from promptspec.assemble.conversation import forget_threads
+
+    forget_threads()
+    try:
+        return threads(pipeline.run(spec_dir, counter=counter))
+    finally:
+        forget_threads()
+
+
+@pytest.fixture
+def embedded(tmp_path) -> Path:
+    dest = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, dest)
+    return dest
+
+
+def test_serve_keeps_the_threads_an_edit_did_not_reach_and_no_other(embedded, counter):
+    """assemble.conversation.carry_threads: after an edit a rebuild keeps the
+    conversation threads nothing it changed was read by, and every thread,
+    kept or built again, is what a fresh build of the edited spec gives."""
+    from promptspec.assemble.conversation import forget_threads
+
+    session = pipeline.Session(embedded, counter=counter)
+    threads(session.run())
+    total = len(session.result.variants) * len(session.result.spec.conversations)
+    kept: dict[str, int] = {}
+    try:
+        for rel, change in (
+            ("modes/plan.md", lambda t: t + "\nPlan carefully.\n"),  # some variants and the threads through them
+            ("skills/release-notes/SKILL.md", lambda t: t + "\nList breaking changes first.\n"),  # later requests only
+            ("fragments/compact_prompt.md", lambda t: t + "\nKeep file names.\n"),  # compaction requests only
+            ("conversations/mode-switch.yaml", lambda t: t + "# a comment: the same script\n"),
+            ("fragments/compact_summary.yaml", lambda t: t.replace("role:", "glue_ok: true\nrole:", 1)),  # a definition
+        ):
+            edit(embedded / rel, change)
+            result = session.run()
+            assert not session.changes.full, rel
+            kept[rel] = session.changes.threads_kept
+            assert threads(result) == fresh_threads(embedded, counter), rel
+            threads(result)  # the session's spec keeps its threads again, as a serve rebuild's pages do
+    finally:
+        forget_threads()
+    assert 0 < kept["modes/plan.md"] < total
+    assert 0 < kept["skills/release-notes/SKILL.md"] < total and 0 < kept["fragments/compact_prompt.md"] < total
+    assert kept["conversations/mode-switch.yaml"] == total
+    assert kept["fragments/compact_summary.yaml"] == 0
+
+
+def test_a_kept_thread_sees_an_edit_of_a_root_outside_the_spec_folder(embedded, tmp_path, counter):
+    """A file from a root outside the spec folder that only later requests
+    read is hashed by nobody: editing it starts no rebuild, and the next
+    rebuild (another edit) keeps no thread that read its old text."""
+    from promptspec.assemble.conversation import forget_threads
+
+    team = tmp_path / "team"
+    team.mkdir()
+    skill = embedded / "skills" / "release-notes" / "SKILL.md"
+    (team / "SKILL.md").write_text(skill.read_text(encoding="utf-8"), encoding="utf-8")
+    edit(embedded / "spec.yaml", lambda t: t.replace("release-notes: skills/release-notes/SKILL.md", "release-notes: '@team/SKILL.md'")
+         + "\nroots:\n  team: ../team\n")
+    session = pipeline.Session(embedded, counter=counter)
+    try:
+        threads(session.run())
+        edit(team / "SKILL.md", lambda t: t + "\nName the release in the title.\n")
+        assert session.run() is session.result  # not a file the session hashes
+        edit(embedded / "personalities" / "pragmatic.md", lambda t: t + "\nBe brief.\n")
+        result = session.run()
+        assert 0 < session.changes.threads_kept  # the threads through neither file
+        after = threads(result)
+        assert after == fresh_threads(embedded, counter)
+        shown = [key for key, thread in after.items() if "Name the release in the title." in json.dumps(thread)]
+        assert shown and any("pragmatic" not in variant for _, variant in shown)
+    finally:
+        forget_threads()

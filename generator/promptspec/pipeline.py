@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .assemble.builder import Assembler
+from .assemble.conversation import carry_threads
 from .assemble.matrix import find_variant, matrix
 from .assemble.request import Request, Variant
 from .measure.counter import TokenCounter
@@ -155,6 +156,7 @@ class Changes:
     reason: str
     files: tuple[str, ...] = ()  # changed files, relative to the spec folder where possible
     variants: frozenset[Variant] = frozenset()  # variants assembled and counted again
+    threads_kept: int = 0  # conversation threads of the last spec kept as they were (assemble.conversation.carry_threads)
 
 
 _Ident = tuple[str, str]  # ("file", template ref) or ("inline", where)
@@ -352,7 +354,10 @@ class Session:
             tracker.inherit(self._tracker, (v for v in variants if v not in redo))
             reason = f"{len(redo)} of {len(variants)} variants affected by {', '.join(shown[:3])}{'...' if len(shown) > 3 else ''}"
         self._commit(root, spec, tracker, result, stamps)
-        self.changes = Changes(changed is None, reason, shown, frozenset(redo))
+        # The conversation threads the edit did not reach, kept for the new spec (after
+        # _commit: the files it reads again are not the assembly's, nor global).
+        threads = carry_threads(old.spec, spec, redo, changed) if changed is not None and old is not None else 0
+        self.changes = Changes(changed is None, reason, shown, frozenset(redo), threads)
         return result
 
     def _affected(self, old: Result, spec: Spec, asm: Assembler, changed: set[Path]) -> set[Variant]:

@@ -480,7 +480,7 @@ def test_a_thread_from_a_variant_takes_the_first_request_the_pipeline_made(monke
 
     conv.forget_threads()
     conv.know_first_requests(spec, (m.request for m in result.measures))
-    asm = conv._LATEST[2]
+    asm = conv._LATEST.asm
     states: list[tuple] = []
     real = asm.assemble
     monkeypatch.setattr(asm, "assemble", lambda v, o=(), thread=None, base_of=None, start=None:

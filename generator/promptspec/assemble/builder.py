@@ -189,6 +189,10 @@ class Assembler:
 
     def section(self, fragment: Fragment, variant: Variant, ctx: "_Context") -> Section | None:
         fctx = ctx.with_fragment(fragment)
+        if fragment.requires and self.spec.fs.log.watching:
+            # Whether the section exists at all depends on these values: a kept
+            # thread's dependencies must name them (conversation.carry_threads).
+            self.spec.fs.log.note_all(fctx.dep_sources(frozenset(fragment.requires)))
         for name in fragment.requires:
             if not fctx.has(name):
                 raise SpecError(

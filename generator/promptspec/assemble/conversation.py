@@ -17,9 +17,12 @@ import dataclasses
 import re
 import weakref
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Collection, Iterable, Mapping
 
+from ..errors import SpecError
 from ..spec.model import BUILTIN_AXES, Spec
+from ..spec.provenance import SourceRef
 from ..spec.readers.scripts import Script, Step, check_script
 from ..spec.readers.turns import HistoryPiece, Partial
 from .body import merge
@@ -349,8 +352,34 @@ def _piece(piece: HistoryPiece, initial: list[Message], users: list[Message], su
     return list(summary)
 
 
-_LATEST: list[Any] = [None, {}, None]
-"""[spec, {(variant, script): thread}, Assembler]: the threads of the latest spec object."""
+class _Kept:
+    """The threads of the latest Spec object (a loaded spec is never changed),
+    the Assembler they share, and what each thread was built from, so that
+    the next spec of a `mkdocs serve` session can keep the ones an edit did
+    not reach (carry_threads)."""
+
+    def __init__(self) -> None:
+        self.reset(None)
+
+    def reset(self, spec: Spec | None) -> None:
+        self.spec = spec
+        self.threads: dict[Any, tuple[ThreadRequest, ...]] = {}
+        self.deps: dict[Any, _Deps] = {}
+        self.asm: Assembler | None = None
+
+
+@dataclass(frozen=True)
+class _Deps:
+    """What a thread was built from: the files it read (whole-file references,
+    with the digest of the text read), the paths of the fields it read, and
+    the variants whose first requests it could take as the pipeline made them."""
+
+    files: frozenset[SourceRef]
+    fields: frozenset[str]
+    variants: frozenset[Variant]
+
+
+_LATEST = _Kept()
 
 
 def conversation(spec: Spec, variant: Variant, script: Script, asm: Assembler | None = None) -> list[ThreadRequest]:
@@ -362,16 +391,74 @@ def conversation(spec: Spec, variant: Variant, script: Script, asm: Assembler | 
     an Assembler (its templates parsed once, not once a thread)."""
     if asm is None:
         asm = _shared_assembler(spec)
-    elif _LATEST[0] is not spec:
-        _LATEST[:] = [spec, {}, None]
+    elif _LATEST.spec is not spec:
+        _LATEST.reset(spec)
     key = (variant, script)
     try:
-        thread = _LATEST[1].get(key)
+        thread = _LATEST.threads.get(key)
     except TypeError:  # a script holding an unhashable value: not kept
         return Conversation(spec, asm).requests(variant, script)
     if thread is None:
-        thread = _LATEST[1][key] = tuple(Conversation(spec, asm).requests(variant, script))
+        # Everything the thread reads is watched, through every cache and
+        # isolated frame: what carry_threads checks before keeping it.
+        with spec.fs.log.watch() as seen:
+            thread = _LATEST.threads[key] = tuple(Conversation(spec, asm).requests(variant, script))
+        _LATEST.deps[key] = _deps_of(variant, thread, seen)
     return list(thread)
+
+
+def _deps_of(variant: Variant, thread: tuple[ThreadRequest, ...], seen: set[SourceRef]) -> _Deps:
+    refs = set(seen)
+    variants = {variant}
+    for t in thread:  # what came in whole from a state's request (its sections, its base) was not read here
+        variants.add(t.request.variant)
+        refs.update(t.request.base.sources)
+        for m in t.request.messages:
+            for s in m.sections:
+                refs.update(s.sources)
+    return _Deps(frozenset(r for r in refs if not r.field), frozenset(r.path for r in refs if r.field), frozenset(variants))
+
+
+def carry_threads(old: Spec, new: Spec, redone: Collection[Variant], changed: Collection[Path]) -> int:
+    """Keep the threads of `old` that `new` (the same spec after an edit that
+    was not global: pipeline.Session, which hashed every file of the spec
+    folder to find the `changed` ones) would build the same, as threads of
+    `new`; the number kept.  A thread is kept when no variant it starts from
+    or switches to was assembled again (`redone`) and nothing it read changed:
+    no file or field it read is a `changed` file, and a file it read from a
+    root outside the spec folder, which the Session does not hash, still has
+    the text it read.  Each file a kept thread read is read again through
+    `new`'s confined reads, as building the thread would (lint's record of
+    the files a run used).  A changed fragment definition keeps none: which
+    fragments a later request sends is decided from the definitions."""
+    keep: dict[Any, tuple[tuple[ThreadRequest, ...], _Deps]] = {}
+    if _LATEST.spec is old and old.fragments == new.fragments:
+        shown = {new.fs.display(p) for p in changed}
+        same: dict[SourceRef, bool] = {}
+
+        def unchanged(ref: SourceRef) -> bool:
+            hit = same.get(ref)
+            if hit is None:
+                hit = ref.path not in shown
+                if hit:
+                    try:
+                        text, path = new.fs.read_text(ref.path)
+                    except SpecError:  # gone, or no longer a file the spec may read
+                        hit = False
+                    else:
+                        hit = not ref.path.startswith("@") or new.fs.source_ref(path, text).digest == ref.digest
+                same[ref] = hit
+            return hit
+
+        for key, thread in _LATEST.threads.items():
+            deps = _LATEST.deps.get(key)
+            if (deps is not None and deps.variants.isdisjoint(redone) and deps.fields.isdisjoint(shown)
+                    and all(unchanged(r) for r in deps.files)):
+                keep[key] = (thread, deps)
+    _LATEST.reset(new)
+    for key, (thread, deps) in keep.items():
+        _LATEST.threads[key], _LATEST.deps[key] = thread, deps
+    return len(keep)
 
 
 def know_first_requests(spec: Spec, requests: Iterable[Request]) -> None:
@@ -387,19 +474,18 @@ def know_first_requests(spec: Spec, requests: Iterable[Request]) -> None:
 
 def _shared_assembler(spec: Spec) -> Assembler:
     """The Assembler the threads of the latest Spec object share (a new spec starts the kept threads afresh)."""
-    if _LATEST[0] is not spec:
-        _LATEST[:] = [spec, {}, None]
-    if _LATEST[2] is None:
-        _LATEST[2] = Assembler(spec)
-    asm: Assembler = _LATEST[2]
-    return asm
+    if _LATEST.spec is not spec:
+        _LATEST.reset(spec)
+    if _LATEST.asm is None:
+        _LATEST.asm = Assembler(spec)
+    return _LATEST.asm
 
 
 def forget_threads() -> None:
     """Drop the kept threads: a one-off build calls it once its pages are made,
     so the threads (full request bodies, a few hundred KB a model) are not held
     while MkDocs writes the site; serve keeps them for the next rebuild."""
-    _LATEST[:] = [None, {}, None]
+    _LATEST.reset(None)
 
 
 def request_after(spec: Spec, variant: Variant, script: Script, n: int, asm: Assembler | None = None) -> Request:

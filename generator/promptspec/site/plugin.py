@@ -279,7 +279,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
 
             forget_threads()  # made into pages; a one-off build need not hold them while MkDocs writes
         changed = self.session.changes
-        redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled"
+        redone = "" if changed is None or changed.full else f", {len(changed.variants)} re-assembled, {changed.threads_kept} threads kept"
         timings = pipeline.format_timings(result.timings)
         self.summary = lambda: (
             f"promptspec: {len(result.variants)} variants{redone}, {len(site.pages)} pages "

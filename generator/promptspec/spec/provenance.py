@@ -85,19 +85,26 @@ class ReadLog:
 
     def __init__(self) -> None:
         self._frames: list[tuple[set[SourceRef], bool]] = []
+        self._watchers: list[set[SourceRef]] = []
 
     @property
     def active(self) -> bool:
-        return bool(self._frames)
+        return bool(self._frames or self._watchers)
+
+    @property
+    def watching(self) -> bool:
+        return bool(self._watchers)
 
     def note(self, ref: SourceRef) -> None:
+        for seen in self._watchers:
+            seen.add(ref)
         for refs, isolated in reversed(self._frames):
             refs.add(ref)
             if isolated:
                 break
 
     def note_all(self, refs: Iterable[SourceRef]) -> None:
-        if not self._frames:
+        if not (self._frames or self._watchers):
             return
         for ref in refs:
             self.note(ref)
@@ -110,6 +117,19 @@ class ReadLog:
             yield refs
         finally:
             self._frames.pop()
+
+    @contextmanager
+    def watch(self) -> Iterator[set[SourceRef]]:
+        """Everything noted while it is open, whatever frame it lands in (or
+        none): what a whole computation was built from, which the frames'
+        isolation hides from any one of them (a kept conversation thread's
+        dependencies, assemble/conversation.py)."""
+        seen: set[SourceRef] = set()
+        self._watchers.append(seen)
+        try:
+            yield seen
+        finally:
+            self._watchers.pop()  # by place: two watchers that saw nothing are equal sets
 
 
 def ordered(refs: Iterable[SourceRef]) -> tuple[SourceRef, ...]:
