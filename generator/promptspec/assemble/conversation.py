@@ -22,7 +22,7 @@ from typing import Any, Collection, Iterable, Mapping
 
 from ..errors import SpecError
 from ..spec.model import BUILTIN_AXES, Spec
-from ..spec.provenance import SourceRef
+from ..spec.provenance import SourceRef, Watch
 from ..spec.readers.scripts import Script, Step, check_script
 from ..spec.readers.turns import HistoryPiece, Partial
 from .body import merge
@@ -407,15 +407,17 @@ def conversation(spec: Spec, variant: Variant, script: Script, asm: Assembler | 
     return list(thread)
 
 
-def _deps_of(variant: Variant, thread: tuple[ThreadRequest, ...], seen: set[SourceRef]) -> _Deps:
-    refs = set(seen)
+def _deps_of(variant: Variant, thread: tuple[ThreadRequest, ...], seen: Watch) -> _Deps:
+    refs = seen.refs()
     variants = {variant}
+    sections: dict[int, tuple[SourceRef, ...]] = {}  # each request re-sends the history: a Section looked at once
     for t in thread:  # what came in whole from a state's request (its sections, its base) was not read here
         variants.add(t.request.variant)
         refs.update(t.request.base.sources)
         for m in t.request.messages:
             for s in m.sections:
-                refs.update(s.sources)
+                sections[id(s)] = s.sources
+    refs = refs.union(*sections.values())
     return _Deps(frozenset(r for r in refs if not r.field), frozenset(r.path for r in refs if r.field), frozenset(variants))
 
 

@@ -85,7 +85,7 @@ class ReadLog:
 
     def __init__(self) -> None:
         self._frames: list[tuple[set[SourceRef], bool]] = []
-        self._watchers: list[set[SourceRef]] = []
+        self._watchers: list[Watch] = []
 
     @property
     def active(self) -> bool:
@@ -96,8 +96,8 @@ class ReadLog:
         return bool(self._watchers)
 
     def note(self, ref: SourceRef) -> None:
-        for seen in self._watchers:
-            seen.add(ref)
+        for watch in self._watchers:
+            watch.one.append(ref)
         for refs, isolated in reversed(self._frames):
             refs.add(ref)
             if isolated:
@@ -106,8 +106,16 @@ class ReadLog:
     def note_all(self, refs: Iterable[SourceRef]) -> None:
         if not (self._frames or self._watchers):
             return
+        if self._watchers:
+            if not isinstance(refs, (tuple, frozenset)):
+                refs = tuple(refs)
+            for watch in self._watchers:
+                watch.many.append(refs)
         for ref in refs:
-            self.note(ref)
+            for found, isolated in reversed(self._frames):
+                found.add(ref)
+                if isolated:
+                    break
 
     @contextmanager
     def frame(self, isolated: bool = False) -> Iterator[set[SourceRef]]:
@@ -119,17 +127,31 @@ class ReadLog:
             self._frames.pop()
 
     @contextmanager
-    def watch(self) -> Iterator[set[SourceRef]]:
+    def watch(self) -> Iterator["Watch"]:
         """Everything noted while it is open, whatever frame it lands in (or
         none): what a whole computation was built from, which the frames'
         isolation hides from any one of them (a kept conversation thread's
         dependencies, assemble/conversation.py)."""
-        seen: set[SourceRef] = set()
-        self._watchers.append(seen)
+        watch = Watch()
+        self._watchers.append(watch)
         try:
-            yield seen
+            yield watch
         finally:
-            self._watchers.pop()  # by place: two watchers that saw nothing are equal sets
+            self._watchers.pop()
+
+
+class Watch:
+    """What a ReadLog.watch saw.  The notes are kept as they come (most come
+    in whole tuples and frozensets: a cached render's reads, a record's
+    field) and made one set once, at the end: a thread notes the same few
+    references thousands of times."""
+
+    def __init__(self) -> None:
+        self.one: list[SourceRef] = []
+        self.many: list[tuple[SourceRef, ...] | frozenset[SourceRef]] = []
+
+    def refs(self) -> set[SourceRef]:
+        return set(self.one).union(*self.many)
 
 
 def ordered(refs: Iterable[SourceRef]) -> tuple[SourceRef, ...]:
