@@ -201,13 +201,21 @@ def threads(result: pipeline.Result) -> dict[tuple[str, str], list]:
 
 
 def fresh_threads(spec_dir: Path, counter) -> dict[tuple[str, str], list]:
-    from promptspec.assemble.conversation import forget_threads
+    """The same from a fresh build, every thread built anew with an Assembler of
+    its own (not the module's kept threads, which the session's spec keeps)."""
+    from promptspec.assemble.conversation import Conversation
+    from promptspec.spec.readers.scripts import read_script
 
-    forget_threads()
-    try:
-        return threads(pipeline.run(spec_dir, counter=counter))
-    finally:
-        forget_threads()
+    result = pipeline.run(spec_dir, counter=counter)
+    spec, out = result.spec, {}
+    conv = Conversation(spec)
+    for name, ref in spec.conversations:
+        path = spec.fs.resolve(ref, origin="spec.yaml")
+        script = read_script(path, spec.fs.display(path))
+        for v in result.variants:
+            out[(name, v.id)] = [(t.step, t.kind, t.reason, t.new, export.responses_payload(t.request))
+                                 for t in conv.requests(v, script)]
+    return out
 
 
 @pytest.fixture
@@ -239,8 +247,7 @@ def test_serve_keeps_the_threads_an_edit_did_not_reach_and_no_other(embedded, co
             result = session.run()
             assert not session.changes.full, rel
             kept[rel] = session.changes.threads_kept
-            assert threads(result) == fresh_threads(embedded, counter), rel
-            threads(result)  # the session's spec keeps its threads again, as a serve rebuild's pages do
+            assert threads(result) == fresh_threads(embedded, counter), rel  # every thread kept again, as a rebuild's pages do
     finally:
         forget_threads()
     assert 0 < kept["modes/plan.md"] < total

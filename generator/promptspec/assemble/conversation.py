@@ -370,9 +370,10 @@ class _Kept:
 
 @dataclass(frozen=True)
 class _Deps:
-    """What a thread was built from: the files it read (whole-file references,
-    with the digest of the text read), the paths of the fields it read, and
-    the variants whose first requests it could take as the pipeline made them."""
+    """What a thread was built from: the files it read (whole-file references;
+    carry_threads checks their digests for files outside the spec folder), the
+    paths of the fields it read, and the variants whose first requests it could
+    take as the pipeline made them."""
 
     files: frozenset[SourceRef]
     fields: frozenset[str]
@@ -417,7 +418,7 @@ def _deps_of(variant: Variant, thread: tuple[ThreadRequest, ...], seen: Watch) -
         for m in t.request.messages:
             for s in m.sections:
                 sections[id(s)] = s.sources
-    refs = refs.union(*sections.values())
+    refs.update(*sections.values())
     return _Deps(frozenset(r for r in refs if not r.field), frozenset(r.path for r in refs if r.field), frozenset(variants))
 
 

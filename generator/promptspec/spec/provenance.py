@@ -98,6 +98,9 @@ class ReadLog:
     def note(self, ref: SourceRef) -> None:
         for watch in self._watchers:
             watch.one.append(ref)
+        self._into_frames(ref)
+
+    def _into_frames(self, ref: SourceRef) -> None:
         for refs, isolated in reversed(self._frames):
             refs.add(ref)
             if isolated:
@@ -112,10 +115,7 @@ class ReadLog:
             for watch in self._watchers:
                 watch.many.append(refs)
         for ref in refs:
-            for found, isolated in reversed(self._frames):
-                found.add(ref)
-                if isolated:
-                    break
+            self._into_frames(ref)
 
     @contextmanager
     def frame(self, isolated: bool = False) -> Iterator[set[SourceRef]]:
