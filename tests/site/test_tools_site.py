@@ -94,6 +94,11 @@ def test_tool_catalog_pages(site: Path) -> None:
         assert html.escape(pretty.splitlines()[1].strip(), quote=True).split("&quot;")[1] in page
         assert '"type"' not in page.split("## Definition", 1)[1].split("## Variants", 1)[0]
         assert "description tokens" in page and "not public" in page
+        # The description's tokens, for each encoding of the variants that carry it, equal a recount.
+        shown = re.search(r"description tokens</th><td>([^<]*)</td>", page).group(1)
+        figures = dict((enc, int(n.replace(",", ""))) for n, enc in re.findall(r"([\d,]+) \(([\w.]+)\)", shown))
+        text = t.sent_description
+        assert figures and figures == {e: len(get_encoding(e).encode_ordinary(text)) for e in figures}
     model_page = (site / "models" / "harbor-5.md").read_text(encoding="utf-8")
     assert "Tools compared with other models" in model_page and "differs" in model_page
 
@@ -152,3 +157,49 @@ def test_changes_page_against_the_lock_names_an_edited_tool(tmp_path: Path) -> N
     page = (out / "prompts" / "changes.md").read_text(encoding="utf-8")
     assert 'tool <a href="tools/update&#95;plan.md"' in page or 'tool <a href="tools/update_plan.md"' in page, page[:3000]
     assert "changed" in page
+
+
+def test_a_build_with_every_count_cached_runs_no_tokenizer(tmp_path: Path, monkeypatch) -> None:
+    """The site shows only what the measure stage counted (through the token
+    cache), so a build whose texts are all cached encodes nothing: tool pages
+    once counted each description with the tokenizer, which cost a warm
+    build of the embedded spec a third of its time (loading the vocabulary)."""
+    import tiktoken
+
+    monkeypatch.setenv("PROMPTSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    first = cli("build", "--spec", str(TEMPLATES), "--out", str(tmp_path / "first"))
+    assert first.returncode == 0, first.stderr
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a cached build ran the tokenizer")
+
+    for method in ("encode", "encode_ordinary", "encode_batch", "encode_ordinary_batch"):
+        monkeypatch.setattr(tiktoken.Encoding, method, refuse)
+    again = cli("build", "--spec", str(TEMPLATES), "--out", str(tmp_path / "again"))
+    assert again.returncode == 0, again.stderr
+    pages = sorted(p.relative_to(tmp_path / "first") for p in (tmp_path / "first").rglob("*.md"))
+    assert len(pages) > 100
+    assert all((tmp_path / "first" / p).read_bytes() == (tmp_path / "again" / p).read_bytes() for p in pages)
+
+
+def test_a_tool_every_variant_sends_with_another_text_still_shows_its_files_description(make_spec) -> None:
+    """Where every variant of an encoding carries an `exact:` text of the tool
+    with another description, the tool's page still counts the file's own."""
+    from promptspec.pipeline import run
+    from promptspec.site.index import SiteIndex
+    from promptspec.site.pages.tool_pages import tool_page
+
+    own = {"type": "function", "name": "look", "description": "Look at one file and say what it holds.",
+           "parameters": {"type": "object", "properties": {}}}
+    stated = {**own, "description": "Stated."}
+    spec_dir = make_spec(
+        spec={"personalities": {"default": {}}, "modes": {"default": {}},
+              "exact": [{"part": "tool look", "when": {"model": "m1"}, "value": stated}]},
+        models=[{"slug": "m1", "context_window": 100000, "base_instructions": "One.\n"}],
+        fragments={},
+        files={"tools/look.yaml": json.dumps({"definition": own})},
+    )
+    page = tool_page(SiteIndex(run(spec_dir)), "look")
+    shown = re.search(r"description tokens</th><td>([^<]*)</td>", page).group(1)
+    n, enc = re.fullmatch(r"(\d+) \(([\w.]+)\)", shown).groups()
+    assert int(n) == len(get_encoding(enc).encode_ordinary(own["description"])) != len(get_encoding(enc).encode_ordinary("Stated."))

@@ -52,6 +52,10 @@ class Measure:
     tools_estimate: int = 0
     tool_counts: tuple[int, ...] = ()  # each sent tool's own serialised definition
     tool_estimates: tuple[int, ...] = ()
+    description_counts: tuple[int, ...] = ()
+    """Each carried tool's description as sent (`Tool.sent_description`), sent
+    ones then deferred ones (`request.tools + request.deferred`): counted here,
+    through the counter's cache, so that a page showing it needs no tokenizer."""
 
     @property
     def messages(self) -> tuple[int, ...]:
@@ -146,6 +150,7 @@ def measure_all(spec: Spec, requests: Sequence[Request], counter: TokenCounter) 
         if req.tools:
             wanted.add((enc, tools_text(req)))
             wanted.update((enc, t.serialized) for t in req.tools)
+        wanted.update((enc, t.sent_description) for t in (*req.tools, *req.deferred) if t.sent_description)
     counts = counter.count_many(sorted(wanted))
     estimates: dict[str, int] = {}
 
@@ -176,6 +181,8 @@ def measure_all(spec: Spec, requests: Sequence[Request], counter: TokenCounter) 
                 tools_estimate=est(tools_text(req)) if req.tools else 0,
                 tool_counts=tuple(counts[(enc, t.serialized)] for t in req.tools),
                 tool_estimates=tuple(est(t.serialized) for t in req.tools),
+                description_counts=tuple(counts[(enc, t.sent_description)] if t.sent_description else 0
+                                         for t in (*req.tools, *req.deferred)),
             )
         )
     return out

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 
 from ...assemble.request import Variant
+from ...spec.model import Tool
 from ...measure.encodings import codex_estimate, get_encoding
 from ..index import SiteIndex, spread
 from ..html.markup import Cell, block, h, ident, link, num, pre, table
@@ -50,8 +51,27 @@ def tool_uses(idx: SiteIndex) -> dict[str, list[ToolUse]]:
     return found
 
 
-def _count(encoding: str, text: str) -> int:
-    return len(get_encoding(encoding).encode_ordinary(text)) if text else 0
+def _description_tokens(idx: SiteIndex, t: Tool, uses: list[ToolUse]) -> dict[str, int]:
+    """The description tokens of tool file `t` by encoding of the variants
+    that carry it.  Taken from what the measure stage counted (through the
+    token cache), so a warm build loads no tokenizer for this page; counted
+    here only for an encoding whose variants all carry an `exact:` text of
+    the tool with another description."""
+    out: dict[str, int] = {}
+    pending: set[str] = set()
+    for u in uses:
+        m, req = idx.measure[u.variant], idx.request[u.variant]
+        if m.encoding in out:
+            continue
+        pending.add(m.encoding)
+        for carried, n in zip((*req.tools, *req.deferred), m.description_counts):
+            if carried.name == t.name and carried.sent_description == t.sent_description:
+                out[m.encoding] = n
+                break
+    text = t.sent_description
+    for e in pending - set(out):
+        out[e] = len(get_encoding(e).encode_ordinary(text)) if text else 0
+    return out
 
 
 def tools_index_page(idx: SiteIndex) -> str:
@@ -96,8 +116,8 @@ def tool_page(idx: SiteIndex, name: str) -> str:
     out = page_head(name, f"Tool {name}")
     out.append(block(para(link(idx.href(page, idx.tool_page()), "All tools")), cls="ps-crumbs"))
     out.append("")
-    encodings = sorted({idx.measure[u.variant].encoding for u in us})
-    desc_tokens = ", ".join(f"{num(_count(e, t.sent_description))} ({h(e)})" for e in encodings) or "–"
+    counted = _description_tokens(idx, t, us)
+    desc_tokens = ", ".join(f"{num(counted[e])} ({h(e)})" for e in sorted(counted)) or "–"
     sent = [u for u in us if u.placement != "deferred"]
     rows: list[list[str | Cell]] = [
         [Cell("description", header=True), h(t.description) or "–"],
