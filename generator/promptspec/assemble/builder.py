@@ -176,6 +176,17 @@ class Assembler:
             text = self._render(choice.engine, None, choice.template, f"{kind}s.{choice.name}", ctx)
         return text, ordered(reads)
 
+    def _declared(self, kind: str, choice: Choice) -> SourceRef:
+        """Where a personality or mode is declared (its entry in spec.yaml):
+        the same for every variant with it, so made once per Assembler."""
+        key = ("declared", kind, choice.name)
+        hit = self._cache.get(key)
+        if hit is None:
+            spec = self.spec
+            hit = self._cache[key] = field_ref(spec.fs.display(spec.root / "spec.yaml"), f"{kind}s.{choice.name}",
+                                               [choice.display_name, choice.description, choice.template, choice.engine], choice.line)
+        return hit
+
     def fragment_ref(self, fragment: Fragment) -> SourceRef:
         """The fragment's yaml definition, as a whole file."""
         hit = self._cache.get(("fragment_ref", fragment.source))
@@ -364,7 +375,8 @@ class _Context:
         if name in self._values:
             return self._values[name]
         if name in _PER_VARIANT:  # the same in every state of every thread of the variant: made once per Assembler
-            key = ("value", name, self.variant)
+            # `model` is its model's fields alone: one Record per model, whichever variant asks.
+            key = ("value", name, self.variant.model if name == "model" else self.variant)
             value = self.asm._cache.get(key)
             if value is None:
                 value = self.asm._cache[key] = self._root._compute(name)
@@ -406,8 +418,7 @@ class _Context:
             choice = spec.personality(v.personality) if name == "personality" else spec.mode(v.mode)
             text, text_sources = self.asm.choice_text_sources(choice, name, self)
             data = {"name": choice.name, "display_name": choice.display_name, "description": choice.description, "text": text, **({"fills": choice.filled} if name == "personality" else {})}
-            declared = field_ref(spec.fs.display(spec.root / "spec.yaml"), f"{name}s.{choice.name}",
-                                 [choice.display_name, choice.description, choice.template, choice.engine], choice.line)
+            declared = self.asm._declared(name, choice)
             sources = {k: (declared,) for k in data}
             sources["text"] = (declared, *text_sources) if choice.template else (declared,)
             return Record((name, choice.name, text), data, sources, log)
