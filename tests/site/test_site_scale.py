@@ -300,6 +300,47 @@ def test_page_cache_remakes_only_the_edited_variants(tmp_path):
     assert cache.reused == 0 and cache.made == 24
 
 
+def test_kept_other_variants_tables_are_made_once_per_layout(tmp_path, monkeypatch):
+    """Under serve each variant's "Other variants" table is kept (it is the
+    matrix's shape alone): a variant an edit re-made takes it back instead of
+    walking the axes again; a new axis value that adds no variant (the
+    matrix excludes it) makes every table again.  Each build gives what a
+    build from scratch gives."""
+    from promptspec.site.pages import variant as site_variant
+
+    spec = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, spec)
+    counter = TokenCounter(tmp_path / "cache")
+    session = pipeline.Session(spec, counter=counter)
+    cache = site.PageCache()
+    made: list = []
+    real = site_variant._others_table
+    monkeypatch.setattr(site_variant, "_others_table", lambda idx, v, page: made.append(v) or real(idx, v, page))
+
+    def build_and_compare() -> dict:
+        pages = dict(site.build_site(session.run(), links="dir", cache=cache).pages)
+        fresh = dict(site.build_site(pipeline.run(spec, counter=counter), links="dir").pages)
+        assert pages == fresh
+        return pages
+
+    build_and_compare()
+    assert len(made) == 88 * 2  # this build's 88, and the fresh one's (which keeps none)
+    body = spec / "fragments" / "review_checklist.md"
+    body.write_text(body.read_text(encoding="utf-8") + "One more line.\n", encoding="utf-8")
+    made.clear()
+    build_and_compare()
+    assert session.changes.variants and len(made) == 88  # the fresh build's alone
+    yaml_file = spec / "spec.yaml"
+    text = yaml_file.read_text(encoding="utf-8")
+    text = text.replace("sandbox_mode: [workspace-write, read-only]", "sandbox_mode: [workspace-write, read-only, locked-down]")
+    text = text.replace("  exclude:\n", "  exclude:\n    - sandbox_mode: locked-down\n")
+    yaml_file.write_text(text, encoding="utf-8")
+    made.clear()
+    pages = build_and_compare()
+    assert len(made) == 88 * 2 and len([p for p in pages if "/variants/" in p]) == 88
+    assert all("locked-down" in text for p, text in pages.items() if "/variants/" in p)
+
+
 def test_kept_comparisons_give_what_a_build_from_scratch_gives(tmp_path, monkeypatch):
     """Under serve the summary comparisons are kept (summary.KEPT): after an
     edit of the plan mode's text the comparisons it reached are made again,

@@ -123,11 +123,11 @@ class PageCache:
 
     An entry is reused while its variant's Request and Measure are the very
     objects it was made from (the entry holds them, so their ids cannot be
-    reused) and the site's layout -- paths, link style, the set of variants
-    and which of them have pages -- is unchanged.  Each entry has a serial
-    number, new whenever it is made, so that `page_key` and `json_key` can
-    say a page or download is unchanged without making it or holding its
-    text (JSON downloads are not kept: under serve an unchanged one is not
+    reused) and the site's layout -- paths, link style, the axes and their
+    values, the set of variants and which of them have pages -- is
+    unchanged.  Each entry has a serial number, new whenever it is made, so
+    that `page_key` and `json_key` can say a page or download is unchanged
+    without making it or holding its text (JSON downloads are not kept: under serve an unchanged one is not
     asked for again)."""
 
     def __init__(self, keep: bool = True) -> None:
@@ -139,19 +139,22 @@ class PageCache:
         self._dynamic: dict[Any, tuple[str, ...]] = {}  # this build's variant.dynamic_parts
         self._explorer: tuple[Any, str] | None = None
         self._comparisons: dict[Any, Any] = {}  # summary.KEPT
+        self._others: dict[Any, bytes] = {}  # site_variant.OTHERS_KEPT
         self._serials = itertools.count()
         self.reused = 0
         self.made = 0
 
     def start(self, idx: SiteIndex) -> None:
-        layout = (idx.prefix, idx.links, tuple(idx.variants), idx.pages, idx.diagrams)
+        layout = (idx.prefix, idx.links, idx.axes, tuple(idx.variants), idx.pages, idx.diagrams)
         if layout != self._layout:
             self._layout = layout
             self._parts.clear()
             self._json.clear()
             self._comparisons.clear()
+            self._others.clear()
         if self.keep:
             idx.memo[summary.KEPT] = self._comparisons
+            idx.memo[site_variant.OTHERS_KEPT] = self._others
         self._dynamic = {}
         self.reused = self.made = 0
 

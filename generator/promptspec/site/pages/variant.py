@@ -16,6 +16,7 @@ only the pages of variants an edit changed.
 from __future__ import annotations
 
 import json
+import zlib
 
 from ...assemble.export import section_label
 from ...assemble.request import Variant
@@ -209,7 +210,27 @@ def _prompt(idx: SiteIndex, v: Variant, page: str) -> list[str]:
     return out
 
 
+OTHERS_KEPT = "kept-other-variants"
+"""idx.memo key of a dict kept across builds (build.PageCache under `mkdocs
+serve`): each variant's "Other variants" table, compressed.  The table is
+the matrix's shape alone (which variants exist and which have pages, where
+pages live), and the cache empties it whenever that layout changes, so a
+variant an edit re-made keeps it."""
+
+
 def _others(idx: SiteIndex, v: Variant, page: str) -> str:
+    kept = idx.memo.get(OTHERS_KEPT)
+    if kept is None:
+        return _others_table(idx, v, page)
+    found = kept.get(v)
+    if found is None:
+        text = _others_table(idx, v, page)
+        kept[v] = zlib.compress(text.encode("utf-8"), 1)
+        return text
+    return zlib.decompress(found).decode("utf-8")
+
+
+def _others_table(idx: SiteIndex, v: Variant, page: str) -> str:
     # Every page links to ~60 other variants, each the same way from every
     # page in its folder: the variants along each axis are found once per
     # row (_other_rows), and each link's HTML is made once per (href, value).
