@@ -175,13 +175,22 @@ def variant_tools(idx: SiteIndex, v: Variant, page: str) -> list[str]:
     return out
 
 
+def _carriers(idx: SiteIndex) -> dict[str, set[str]]:
+    """The models some variant of which carries each tool: the same for every
+    model page, so made once per build."""
+    found = idx.memo.get("tool-carriers")
+    if found is None:
+        uses = tool_uses(idx)
+        found = idx.memo["tool-carriers"] = {t.name: {u.variant.model for u in uses.get(t.name, [])} for t in idx.spec.tools}
+    return found  # type: ignore[no-any-return]
+
+
 def model_tools(idx: SiteIndex, slug: str, page: str) -> list[str]:
     """On a model page: which tools each model sends, this model first."""
     if not idx.spec.tools:
         return []
-    uses = tool_uses(idx)
     models = [slug] + [m.slug for m in idx.spec.models if m.slug != slug]
-    carried = {t.name: {u.variant.model for u in uses.get(t.name, [])} for t in idx.spec.tools}
+    carried = _carriers(idx)
     differs = [t for t in idx.spec.tools if len({m in carried[t.name] for m in models}) > 1]
     out = ["## Tools compared with other models", ""]
     out += [block(para(
