@@ -127,8 +127,8 @@ class PageCache:
     values, the set of variants and which of them have pages -- is
     unchanged.  Each entry has a serial number, new whenever it is made, so
     that `page_key` and `json_key` can say a page or download is unchanged
-    without making it or holding its text (JSON downloads are not kept: under serve an unchanged one is not
-    asked for again)."""
+    without making it or holding its text (JSON downloads are not kept:
+    under serve an unchanged one is not asked for again)."""
 
     def __init__(self, keep: bool = True) -> None:
         self.keep = keep
