@@ -185,9 +185,9 @@ def test_a_tool_edit_rebuilds_every_variant(tmp_path):
     assert [m.total for m in second.measures] == [m.total for m in fresh.measures] != [m.total for m in first.measures]
 
 
-def threads(result: pipeline.Result) -> dict[tuple[str, str], list]:
-    """Every request of every script from every variant, as sent (the explorer's set)."""
-    from promptspec.assemble.conversation import conversation
+def _every_thread(result: pipeline.Result, requests) -> dict[tuple[str, str], list]:
+    """Every request of every script from every variant, as sent (the explorer's
+    set); `requests(spec, variant, script)` builds one thread."""
     from promptspec.spec.readers.scripts import read_script
 
     spec, out = result.spec, {}
@@ -196,26 +196,25 @@ def threads(result: pipeline.Result) -> dict[tuple[str, str], list]:
         script = read_script(path, spec.fs.display(path))
         for v in result.variants:
             out[(name, v.id)] = [(t.step, t.kind, t.reason, t.new, export.responses_payload(t.request))
-                                 for t in conversation(spec, v, script)]
+                                 for t in requests(spec, v, script)]
     return out
+
+
+def threads(result: pipeline.Result) -> dict[tuple[str, str], list]:
+    """Through the module's kept threads, as the site builds them."""
+    from promptspec.assemble.conversation import conversation
+
+    return _every_thread(result, conversation)
 
 
 def fresh_threads(spec_dir: Path, counter) -> dict[tuple[str, str], list]:
     """The same from a fresh build, every thread built anew with an Assembler of
     its own (not the module's kept threads, which the session's spec keeps)."""
     from promptspec.assemble.conversation import Conversation
-    from promptspec.spec.readers.scripts import read_script
 
     result = pipeline.run(spec_dir, counter=counter)
-    spec, out = result.spec, {}
-    conv = Conversation(spec)
-    for name, ref in spec.conversations:
-        path = spec.fs.resolve(ref, origin="spec.yaml")
-        script = read_script(path, spec.fs.display(path))
-        for v in result.variants:
-            out[(name, v.id)] = [(t.step, t.kind, t.reason, t.new, export.responses_payload(t.request))
-                                 for t in conv.requests(v, script)]
-    return out
+    conv = Conversation(result.spec)
+    return _every_thread(result, lambda spec, v, script: conv.requests(v, script))
 
 
 @pytest.fixture
