@@ -163,6 +163,21 @@ def test_missing_vocabulary_package(monkeypatch, rebuild_encodings) -> None:
         get_encoding("o200k_base")
 
 
+def test_an_encoding_counts_from_its_core_and_refuses_to_be_pickled(reference) -> None:
+    """get_encoding gives up the Python copy of the ranks once tiktoken's core
+    holds its own (the memory serve keeps): counts stay the reference's, and
+    pickling, which would rebuild from the emptied copy, is refused."""
+    import pickle
+
+    for name in KNOWN_ENCODINGS:
+        enc = get_encoding(name)
+        for text in SAMPLES.values():
+            assert enc.encode_ordinary(text) == reference[name].encode_ordinary(text), (name, text)
+        assert enc.n_vocab == reference[name].n_vocab
+        with pytest.raises(TypeError, match="get_encoding"):
+            pickle.dumps(enc)
+
+
 def test_unknown_encoding_lists_known_ones(memory_counter: TokenCounter) -> None:
     for call in (lambda: memory_counter.count("x", "p50k_base"), lambda: get_encoding("gpt2")):
         with pytest.raises(TokenizerError) as info:

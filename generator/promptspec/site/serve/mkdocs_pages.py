@@ -23,7 +23,8 @@ fast_pages.py rides on the page events every plugin gets:
 * `env` (on_env, serve only): a deferred page whose skeleton and site are an
   earlier build's gets that build's theme output, placeholders and all, so
   the theme is not rendered again for it (its new blocks still go in); that
-  output is kept compressed, a few KB a page.
+  output is kept compressed, a few KB a page, beside digests of the skeleton
+  and content it was made from, and unpacked only as the page is written.
 * a placeholder that did not come through (an extension or another plugin
   changed it): in `content` the page is rendered again the normal way; in
   `post_page` a warning names the page and the option that turns the fast
@@ -165,10 +166,26 @@ class _Themed:
     """A deferred page as the theme rendered it in an earlier serve build --
     placeholders where its blocks go -- and what that depended on."""
 
-    skeleton: str  # its Markdown (front matter included: title, meta)
-    content: str  # page.content as the theme got it (the skeleton's HTML, any banner)
+    skeleton: bytes  # digest of its Markdown (front matter included: title, meta)
+    content: bytes  # digest of page.content as the theme got it (the skeleton's HTML, any banner)
     site: str  # site_signature() of that build
     output: bytes  # compressed (zlib): a few KB a page, for every page of a serve session
+
+
+class _ThemeOutput:
+    """An earlier build's theme output for one page, unpacked when its template
+    prints it: a rebuild that reuses the theme output of hundreds of pages
+    then holds one page's unpacked at a time, not all of them until written."""
+
+    __slots__ = ("packed",)
+
+    def __init__(self, packed: bytes) -> None:
+        self.packed = packed
+
+    def __str__(self) -> str:
+        return zlib.decompress(self.packed).decode("utf-8")
+
+    __html__ = __str__  # printed as it is under autoescape too
 
 
 THEMED_TEMPLATE = "promptspec-themed.html"
@@ -211,7 +228,7 @@ class FastPages:
     renders and each deferred page's theme output (compressed)."""
 
     def __init__(self) -> None:
-        self._skeletons: dict[str, str] = {}  # this build's deferred pages' skeletons (env, keep only)
+        self._skeletons: dict[str, bytes] = {}  # digests of this build's deferred pages' skeletons (env, keep only)
         self.renders: dict[tuple[str, str], _Rendered] = {}  # (settings, skeleton) -> its render
         self.themed: dict[str, _Themed] = {}
         self.start(None, keep=False, deferred=lambda uri: False)
@@ -228,7 +245,7 @@ class FastPages:
         self._later: dict[str, bytes | tuple[str, ...]] = {}
         self._held = 0  # characters of raw blocks in _later
         self._now: dict[str, frozenset[int]] = {}  # deferred pages' blocks already put back (theme_blocks)
-        self._contents: dict[str, str] = {}  # deferred pages' content as the theme gets it (env, keep only)
+        self._contents: dict[str, bytes] = {}  # digests of deferred pages' content as the theme gets it (env, keep only)
         self._seen: set[str] = set()
         self.site: str | None = None
         self.fast = self.reused = self.whole = 0
@@ -238,7 +255,7 @@ class FastPages:
         skeleton = fast_pages.split(markdown)
         split = _Split(markdown, skeleton, frozenset(fast_pages.anchor_ids(skeleton.blocks)))
         if self.keep:  # for env and post_page; forgotten at finish
-            self._skeletons[uri] = skeleton.markdown
+            self._skeletons[uri] = _digest(skeleton.markdown.encode("utf-8"))
         if not split.skeleton.blocks:
             return markdown
         self._pending[uri] = (markdown, split)
@@ -317,13 +334,13 @@ class FastPages:
             if file is None or file.page is None or file.page.content is None:
                 continue
             skeleton = self._skeletons[uri]
-            content = file.page.content
+            content = _digest(file.page.content.encode("utf-8"))
             self._contents[uri] = content
             t = self.themed.get(uri)
             if t is None or (t.skeleton, t.content, t.site) != (skeleton, content, site):
                 continue
             file.page.meta["template"] = THEMED_TEMPLATE
-            file.page.promptspec_themed = zlib.decompress(t.output).decode("utf-8")
+            file.page.promptspec_themed = _ThemeOutput(t.output)
             self.whole += 1
         return env
 
