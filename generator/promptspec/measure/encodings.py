@@ -173,9 +173,9 @@ class _Encoding(tiktoken.Encoding):
     that dict once the core is built, which gives back about 37 MiB of the
     ~110 MiB the two vocabularies cost (most of what `mkdocs serve` holds
     beyond a build's peak).  An Encoding pickled after that would rebuild
-    with no ranks and count wrongly, so pickling is refused instead: a
-    process that counts calls get_encoding itself (measure/counter.py's
-    workers do).
+    with no ranks and count wrongly, so pickling is refused instead.
+    promptspec counts in threads of one process (measure/counter.py), which
+    share the Encoding; another process would call get_encoding itself.
     """
 
     def __getstate__(self) -> object:
