@@ -23,19 +23,23 @@ from promptspec.oracle.world import make_world
 FAKE = Path(__file__).resolve().parent.parent / "security" / "_fake_codex.py"
 
 
-def echo_codex(root: Path, tone: str = "calm") -> Path:
+def echo_codex(root: Path, tone: str = "calm", quiet: str | None = None) -> Path:
     """The stand-in Codex with its `echo` behaviour (tests/security/_fake_codex.py)."""
     folder = root / "bin"
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(FAKE, folder / "codex")
     (folder / "codex").chmod(0o755)
-    (folder / "behaviour.json").write_text(json.dumps({"echo": True, "tone": tone}), encoding="utf-8")
+    (folder / "behaviour.json").write_text(json.dumps({"echo": True, "tone": tone, "quiet": quiet}), encoding="utf-8")
     return folder / "codex"
 
 
-def starts(codex: Path) -> int:
+def start_lines(codex: Path) -> list[str]:
     log = codex.parent.parent / "starts.log"
-    return len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
+    return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
+def starts(codex: Path) -> int:
+    return len(start_lines(codex))
 
 
 def _text(body) -> dict:
@@ -46,9 +50,9 @@ CONFIGS = [Config(m, "unset", "unset", s, a) for m in ("m1", "m2") for s in ("re
            for a in ("untrusted", "on-request", "never")] * 7  # 84: enough for three worlds
 
 
-def _run(codex: Path, cache_root: Path, jobs: int, cache: bool = True, world=None, configs=CONFIGS):
+def _run(codex: Path, cache_root: Path, jobs: int, cache: bool = True, world=None, configs=CONFIGS, quiet: bool = True):
     binary = identify(codex)
-    with CapturePool(binary, world, timeout=30, jobs=jobs, cache=cache, cache_root=cache_root) as p:
+    with CapturePool(binary, world, timeout=30, jobs=jobs, cache=cache, cache_root=cache_root, quiet=quiet) as p:
         p.warm(configs[0])
         caps = p.first_requests(configs)
         return caps, p.stats, str(p.scratch.base)
@@ -72,6 +76,50 @@ def test_parallel_worlds_give_the_serial_captures_in_the_primary_worlds_terms(tm
     seen_homes = {_text(c.body)["home"] for c in parallel if c.body}
     assert seen_homes == {p_base + "/home"}  # every worker's folder was given back as the primary's
     assert [c.refused for c in parallel[:3]] == ["untrusted is not supported", None, None]
+
+
+def test_captures_run_quiet_when_the_probe_finds_the_same_answers_and_equal_the_loud_ones(tmp_path):
+    codex = echo_codex(tmp_path)
+    loud, l_stats, l_base = _run(codex, tmp_path / "c1", jobs=2, cache=False, quiet=False)
+    n = starts(codex)
+    quiet, q_stats, q_base = _run(codex, tmp_path / "c2", jobs=2, cache=False)
+    assert l_stats.quiet == {"first": "loud (not asked)"} and l_stats.probe_worlds == 0
+    assert all(not line.endswith(" quiet") for line in start_lines(codex)[:n])
+    assert q_stats.quiet == {"first": "quiet"} and q_stats.probe_worlds == 1  # the primary was warm: one fresh world
+    assert _comparable(quiet, q_base) == _comparable(loud, l_base)
+    # After the warm start, the probe's loud side (the primary) and the probe's own quiet world, the rest is quiet.
+    assert sum(line.endswith(" quiet") for line in start_lines(codex)[n:]) >= 4
+
+
+@pytest.mark.parametrize("how", ["shows", "fails"])
+def test_a_quiet_world_that_changes_the_answer_or_fails_leaves_every_capture_loud(tmp_path, how):
+    codex = echo_codex(tmp_path, quiet=how)
+    caps, stats, base = _run(codex, tmp_path / "cache", jobs=2)
+    why = "the quiet world changed what Codex sends" if how == "shows" else "the quiet world failed"
+    assert stats.quiet["first"].startswith(f"loud ({why}") and stats.probe_worlds == 1
+    answered = [c for c in caps if c.body]
+    assert len(answered) == 2 * len(CONFIGS) // 3  # "untrusted" is refused
+    assert all(_text(c.body).get("quiet") is (False if how == "shows" else None) for c in answered)
+    n = starts(codex)
+    again, stats2, base2 = _run(codex, tmp_path / "cache", jobs=2, configs=CONFIGS + [Config("m1", "friendly")] * 12)
+    # A changed answer is remembered (no probe the second time); a failure is not an answer: asked again
+    # (in two fresh worlds, as the primary's skills came from the cache and it never started).
+    assert stats2.quiet["first"].startswith(f"loud ({why}") and stats2.probe_worlds == (0 if how == "shows" else 2)
+    assert sum(line.endswith(" quiet") for line in start_lines(codex)[n:]) == (0 if how == "shows" else 1)
+    assert stats2.captured == 12
+    assert _comparable(again[:len(CONFIGS)], base2) == _comparable(caps, base)
+
+
+def test_threads_are_probed_on_their_own(tmp_path):
+    codex = echo_codex(tmp_path, quiet="shows")
+    binary = identify(codex)
+    threads = [Thread(f"t{i}", Config("m1"), (ThreadStep("hello"), ThreadStep("again"))) for i in range(14)]
+    with CapturePool(binary, None, timeout=30, jobs=2, cache=False) as p:
+        p.warm(Config("m1"))
+        caps = p.threads(threads)
+        assert p.stats.quiet == {"threads": "loud (the quiet world changed what Codex sends)"}
+    assert [c.thread.name for c in caps] == [t.name for t in threads]
+    assert all(len(c.bodies) == 2 and "quiet" in _text(b) and _text(b)["quiet"] is False for c in caps for b in c.bodies)
 
 
 def test_a_warm_cache_starts_no_codex_and_gives_the_same_captures(tmp_path):

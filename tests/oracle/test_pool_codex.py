@@ -27,16 +27,17 @@ def _parsed(caps, base: str):
     return out
 
 
-def test_captures_in_two_worlds_are_the_serial_ones(codex, tmp_path):
+def test_captures_in_two_quiet_worlds_are_the_serial_loud_ones(codex, tmp_path):
     binary = identify(codex)
     seen = {}
-    for jobs in (1, 2):
-        with CapturePool(binary, None, jobs=jobs, cache=False) as p:
-            configs = sample([c for c in full_matrix(p.catalog()) if c.model == IMPORTED_MODEL], 48)
+    for jobs in (1, 2):  # one loud world, as before the quiet world (the reference); two quiet ones
+        with CapturePool(binary, None, jobs=jobs, cache=False, quiet=jobs == 2) as p:
+            configs = sample([c for c in full_matrix(p.catalog()) if c.model == IMPORTED_MODEL], 52)  # 49 after the probe
             p.warm(configs[0])
             caps = p.first_requests(configs)
-            seen[jobs] = (_parsed(caps, str(p.scratch.base)), p.stats.worlds)
+            seen[jobs] = (_parsed(caps, str(p.scratch.base)), p.stats.worlds, p.stats.quiet)
     assert seen[1][1] == 1 and seen[2][1] == 2
+    assert seen[1][2] == {"first": "loud (not asked)"} and seen[2][2] == {"first": "quiet"}  # the release's probe agreed
     assert seen[2][0] == seen[1][0] and sum(c[1] is not None for c in seen[1][0]) > 40
 
 

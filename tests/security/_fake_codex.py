@@ -15,7 +15,10 @@ Its behaviour comes from `behaviour.json` beside it:
                 a second model m2; approval_policy "untrusted" is refused;
                 each start unpacks a bundled skill into CODEX_HOME and adds a
                 line to `../starts.log` (outside the binary's folder), for
-                the capture pool tests (tests/oracle/)
+                the capture pool tests (tests/oracle/); the line ends in
+                ` quiet` when the world is quiet (oracle/scratch.py)
+  quiet         with echo: what the world sends shows whether it is quiet
+                ("shows"), or a quiet app-server exits at once ("fails")
 It answers `--version`, `debug models` and just enough `app-server` JSON-RPC
 (initialize, thread/start, turn/start) to post one Responses request per turn
 to the URL in its `-c ...base_url=` flag.
@@ -40,10 +43,13 @@ slug = how.get("slug", "m1")
 models = [{"slug": slug, "display_name": "M", "context_window": 100000, "base_instructions": "You are a test model.\n"}]
 models += [{"slug": f"extra{i}", "display_name": "M", "context_window": 100000, "base_instructions": "x\n"} for i in range(how.get("extra_models", 0))]
 echo = how.get("echo")
+quiet = "features.shell_snapshot=false" in argv
 if echo:
     models.append({**models[0], "slug": "m2"})
     with open(os.path.join(here, "..", "starts.log"), "a", encoding="utf-8") as log:
-        log.write(" ".join(argv[-2:]) + "\n")
+        log.write(" ".join(argv[-2:]) + (" quiet" if quiet else "") + "\n")
+    if quiet and how.get("quiet") == "fails" and "app-server" in argv:
+        sys.exit(3)
 if argv[-2:] == ["debug", "models"]:
     if how.get("flood_mb"):
         block = "z" * (1 << 20)
@@ -95,7 +101,8 @@ for raw in sys.stdin:
                                "codex_home": os.environ["CODEX_HOME"], "tone": how.get("tone"), "flags": flags,
                                "turn": {k: v for k, v in params.items() if k not in ("threadId", "input")}, "long": "x" * 300,
                                "roots": {r: os.path.isdir(r) for r in ((started.get("config") or {}).get("sandbox_workspace_write")
-                                                                       or {}).get("writable_roots", [])}},
+                                                                       or {}).get("writable_roots", [])},
+                               **({"quiet": quiet} if how.get("quiet") == "shows" else {})},
                               sort_keys=True)
         body = {"model": started.get("model", slug) if echo else slug, "input": [
             {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]},

@@ -37,8 +37,9 @@ def test_machine_wide_codex_configuration_is_refused(tmp_path: Path, monkeypatch
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
-@pytest.mark.slow
-def test_a_capture_by_the_real_release_makes_no_network_attempt(codex, tmp_path: Path) -> None:
+def _traced(codex: Path, tmp_path: Path) -> Path:
+    """A stand-in for `codex` that runs the real binary under strace, a trace
+    file per Codex process (trace.PID, its children's calls in it)."""
     strace = require_program("strace", "apt-get install strace; .ci/run installs it")  # to watch the binary's system calls
     real = binary.identify(codex).path
     wrap = tmp_path / "codex"
@@ -49,6 +50,12 @@ def test_a_capture_by_the_real_release_makes_no_network_attempt(codex, tmp_path:
     if probe.returncode != 0:
         # Not a requirement CI can install: the container may forbid ptrace.
         pytest.skip(f"strace cannot trace here: {probe.stderr.decode(errors='replace').strip()[:100]}")
+    return wrap
+
+
+@pytest.mark.slow
+def test_a_capture_by_the_real_release_makes_no_network_attempt(codex, tmp_path: Path) -> None:
+    wrap = _traced(codex, tmp_path)
     h = harvest(binary.identify(wrap), models=["gpt-5.4"], n=1, timeout=60, cache=False)
     assert any(c.body for c in h.captures)
     trace = "".join(p.read_text(errors="replace") for p in tmp_path.glob("trace.*"))
@@ -57,3 +64,27 @@ def test_a_capture_by_the_real_release_makes_no_network_attempt(codex, tmp_path:
     assert "\\7chatgpt\\3com" not in trace and "\\6github\\3com" not in trace
     remote = [ln for ln in trace.splitlines() if "connect(" in ln and "AF_INET" in ln and "127.0.0.1" not in ln]
     assert remote == []
+
+
+@pytest.mark.slow
+def test_a_quiet_world_runs_no_shell_snapshot_and_no_lsb_release(codex, tmp_path: Path) -> None:
+    """What the quiet world turns off (oracle/scratch.py) is what the release
+    runs in a loud one: the login-shell snapshot and `lsb_release`."""
+    wrap = _traced(codex, tmp_path)
+    h = harvest(binary.identify(wrap), models=["gpt-5.4"], n=16, timeout=60, cache=False, jobs=2)
+    assert h.pool.quiet == {"first": "quiet"} and sum(c.body is not None for c in h.captures) >= 12
+    traces = {"quiet": [], "loud": []}
+    for path in tmp_path.glob("trace.*"):
+        text = path.read_text(errors="replace")
+        if '"app-server"' in text.split("\n", 1)[0]:
+            traces["quiet" if "features.shell_snapshot=false" in text.split("\n", 1)[0] else "loud"].append(text)
+    assert traces["quiet"] and traces["loud"]  # the primary's warm start and the probe's loud side are loud
+
+    def ran(texts: list[str], program: str) -> bool:
+        return any(f'execve("{program}"' in ln and ln.rstrip().endswith("= 0") for t in texts for ln in t.splitlines())
+
+    def login_shell(texts: list[str]) -> bool:
+        return any("execve(" in ln and '"-lc"' in ln and ln.rstrip().endswith("= 0") for t in texts for ln in t.splitlines())
+
+    assert login_shell(traces["loud"]) and ran(traces["loud"], "/usr/bin/lsb_release")
+    assert not login_shell(traces["quiet"]) and not ran(traces["quiet"], "/usr/bin/lsb_release")

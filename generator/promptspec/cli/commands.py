@@ -80,8 +80,9 @@ def _say_pool(args: argparse.Namespace, stats) -> None:
     """-v: how many captures the cache gave and how many Codex worlds ran (oracle/pool/)."""
     if stats is not None and getattr(args, "verbose", False):
         why = f"; not cached: {stats.not_cached}" if stats.not_cached else ""
+        quiet = "".join(f"; {kind}: {how}" for kind, how in sorted(stats.quiet.items()))
         print(f"promptspec: captures: {stats.from_cache} from the cache, {stats.captured} by Codex in {stats.worlds} scratch"
-              f" world(s){why}", file=sys.stderr)
+              f" world(s){why}{quiet}", file=sys.stderr)
 
 
 def _check_jobs(args: argparse.Namespace) -> None:

@@ -31,7 +31,7 @@ class AppServer:
         self._pending: list[dict[str, Any]] = []
         self._stderr: list[str] = []
         try:
-            self.proc = subprocess.Popen([str(binary.path), *scratch.args, *args, "app-server"], cwd=scratch.cwd, env=scratch.env(binary),
+            self.proc = subprocess.Popen([str(binary.path), *scratch.flags(), *args, "app-server"], cwd=scratch.cwd, env=scratch.env(binary),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as exc:
             raise CodexError(f"cannot start `codex app-server`: {exc.strerror or exc}", release=binary.release) from None

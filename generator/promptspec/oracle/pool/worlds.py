@@ -20,6 +20,7 @@ folder whose name cannot be replaced as plain text.
 from __future__ import annotations
 
 import base64
+import copy
 import dataclasses
 import json
 import os
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, T
 
 from ..binary import CodexBinary, CodexError
 from ..capture import Capture, Config, capture, check_catalog, debug_models
+from ..parts import parse
 from ..scratch import Scratch, make_scratch, remove_scratch
 from .cache import TOKEN, Memo, Store, open_store, plain, relocate
 
@@ -41,6 +43,12 @@ MAX_JOBS = 8
 MIN_CONFIGS_PER_JOB = 24
 """A worker costs a scratch world and a warm-up start (about a second): not worth it for fewer first requests."""
 MIN_THREADS_PER_JOB = 3
+QUIET_PROBE_MIN = 12
+"""Fewer captures than this run loud without a probe: the probe's quiet world
+(a first start and a capture, ~0.45 CPU-s) would cost more than quiet saves
+(~0.04 CPU-s a first request; scratch.QUIET_FLAGS)."""
+QUIET_PROBE_ITEMS = 3
+"""Captures compared by a quiet probe: more than one, as the first may be refused."""
 SKILLS = Path("skills") / ".system"
 """Where Codex unpacks its bundled skills in CODEX_HOME (read by thread.bundled_skill and the importer)."""
 MAX_SKILL_BYTES = 1 << 20
@@ -62,8 +70,10 @@ def default_jobs() -> int:
 class PoolStats:
     from_cache: int = 0
     captured: int = 0
-    worlds: int = 1  # scratch worlds Codex ran in (the primary counts once)
+    worlds: int = 1  # scratch worlds Codex captured in (the primary counts once)
     not_cached: str | None = None  # why nothing was cached (None: the cache was used)
+    quiet: dict[str, str] = dataclasses.field(default_factory=dict)  # per kind captured: "quiet" or "loud (why)"
+    probe_worlds: int = 0  # fresh worlds the quiet probes ran in
 
 
 class CapturePool:
@@ -71,18 +81,20 @@ class CapturePool:
     pool.first_requests(configs); pool.threads(threads)`."""
 
     def __init__(self, binary: CodexBinary, world: "World | None" = None, timeout: float = 60.0, port: int = 0,
-                 jobs: int = 0, cache: bool = True, cache_root: Path | None = None):
+                 jobs: int = 0, cache: bool = True, cache_root: Path | None = None, quiet: bool = True):
         from ..world import mcp_servers
 
         self.binary, self.world, self.timeout, self.port = binary, world, timeout, port
+        self.may_be_quiet = quiet  # False: every capture loud, no probe (a reference to compare quiet ones with)
         self.scratch: Scratch = make_scratch(world=world)
         self.stats = PoolStats()
         self._warm_cfg: Config | None = None
         self._primary = "fresh"  # fresh | warm (a real first start ran) | restored (skills from the cache)
         try:
             self.base = str(self.scratch.base)
-            alone = bool(port) or not plain(self.scratch.base) or bool(world and (world.cwd or mcp_servers(world)))
-            self.jobs = 1 if alone else max(1, min(jobs or default_jobs(), MAX_JOBS))
+            self.alone = bool(port) or not plain(self.scratch.base) or bool(world and (world.cwd or mcp_servers(world)))
+            self.jobs = 1 if self.alone else max(1, min(jobs or default_jobs(), MAX_JOBS))
+            self._quiet: dict[str, bool] = {}  # per kind of capture: may it run quiet (_quiet_verdict)
             self.store: Store | None = None
             if not cache:
                 self.stats.not_cached = "--no-cache"
@@ -158,9 +170,11 @@ class CapturePool:
         missing = [i for i, c in enumerate(out) if c is None]
         self.stats.from_cache += len(configs) - len(missing)
         if missing:
-            made = self._spread([configs[i] for i in missing], MIN_CONFIGS_PER_JOB,
+            made = self._spread("first", [configs[i] for i in missing], MIN_CONFIGS_PER_JOB,
                                 lambda s, chunk: capture(self.binary, s, chunk, self.timeout, self.port),
-                                lambda orig, got: Capture(orig, got.body, got.refused, got.transient))
+                                lambda orig, got: Capture(orig, got.body, got.refused, got.transient),
+                                lambda c: None if c.transient else (c.body is not None, c.refused,
+                                                                    None if c.body is None else parse(c.body)))
             for i, cap in zip(missing, made):
                 out[i] = cap
             self._put("first", {keys[i]: {"body": c.body, "refused": c.refused} for i, c in zip(missing, made)
@@ -187,9 +201,10 @@ class CapturePool:
         missing = [i for i, c in enumerate(out) if c is None]
         self.stats.from_cache += len(threads) - len(missing)
         if missing:
-            made = self._spread([threads[i] for i in missing], MIN_THREADS_PER_JOB,
+            made = self._spread("threads", [threads[i] for i in missing], MIN_THREADS_PER_JOB,
                                 lambda s, chunk: capture_threads(self.binary, s, chunk, self.timeout, self.port),
-                                lambda orig, got: ThreadCapture(orig, got.bodies, got.refused))
+                                lambda orig, got: ThreadCapture(orig, got.bodies, got.refused),
+                                lambda t: None if t.refused else (bool(t.bodies), [parse(b) for b in t.bodies]))
             for i, cap in zip(missing, made):
                 out[i] = cap
             # A thread a step of which failed is kept only when Codex refused it (an answer, not a timeout).
@@ -198,46 +213,103 @@ class CapturePool:
         return out  # type: ignore[return-value]
 
     # -- the workers ---------------------------------------------------------
-    def _spread(self, items: list[T], per_job: int, run: Callable[[Scratch, list[T]], Iterator[R]],
-                rebuild: Callable[[T, R], R]) -> list[R]:
-        """`run` over contiguous chunks of `items` in up to `jobs` worlds at once;
-        the results in the order of `items`, each rebuilt around its original item."""
-        n = max(1, min(self.jobs, len(items) // per_job))
-        size = -(-len(items) // n)
-        chunks = [items[i:i + size] for i in range(0, len(items), size)]
-        results: list[list[R] | None] = [None] * len(chunks)
-        errors: list[BaseException | None] = [None] * len(chunks)
+    def _spread(self, kind: str, items: list[T], per_job: int, run: Callable[[Scratch, list[T]], Iterator[R]],
+                rebuild: Callable[[T, R], R], answer: Callable[[R], Any]) -> list[R]:
+        """`run` over contiguous chunks of `items` in up to `jobs` worlds at once
+        (quiet ones where the probe allows: _quiet_verdict); the results in the
+        order of `items`, each rebuilt around its original item."""
+        self.stats.captured += len(items)
+        quiet, probed = self._quiet_verdict(kind, items, run, answer)
+        done = list(probed or [])
+        rest = items[len(done):]
+        if rest:
+            n = max(1, min(self.jobs, len(rest) // per_job))
+            size = -(-len(rest) // n)
+            chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
+            self.stats.worlds += sum(1 for i in range(len(chunks)) if not (i == 0 and self._primary == "warm"))
+            done += [got for chunk in self._concurrently([(c, quiet, i == 0) for i, c in enumerate(chunks)], run)
+                     for got in chunk]
+        return [rebuild(orig, got) for orig, got in zip(items, done)]
+
+    def _quiet_verdict(self, kind: str, items: list[T], run: Callable[[Scratch, list[T]], Iterator[R]],
+                       answer: Callable[[R], Any]) -> tuple[bool, list[R] | None]:
+        """Whether `kind`'s captures may run in a quiet world (scratch.QUIET_FLAGS,
+        QUIET_PROGRAMS), and the answers of the first items when a probe captured them.
+
+        Quiet is an optimisation that must never change a result, and no list of
+        releases can promise that of the next one, so each release (and world)
+        is asked: the first QUIET_PROBE_ITEMS items are captured in a loud world
+        (the primary, or a fresh one) and in a fresh quiet one; only the same
+        answers in both, one of them at least a request, let the rest run
+        quiet.  `answer` gives what is compared: whether a request was sent,
+        the parsed requests without their volatile fields, the refusal; None
+        for no answer at all (a timeout).  The verdict is kept with the
+        captures (the cache's key holds the binary and the world).  Loud, with
+        no probe, where one world at a time is the rule (`--port`, `--cwd`,
+        MCP servers) or too few captures are left to repay the probe's world."""
+        if kind in self._quiet:
+            return self._quiet[kind], None
+        if not self.may_be_quiet or self.alone:
+            self._decide(kind, False, "not asked" if not self.may_be_quiet else "one world at a time", keep=False)
+            return False, None
+        kept = self._get("world", f"quiet {kind}")
+        if isinstance(kept, dict) and isinstance(kept.get("quiet"), bool):
+            self._decide(kind, kept["quiet"], kept.get("why"), keep=False)
+            return kept["quiet"], None
+        if len(items) < QUIET_PROBE_MIN:  # undecided: a larger batch of this kind may still probe
+            self.stats.quiet.setdefault(kind, "loud (too few captures to probe)")
+            return False, None
+        probe = items[:QUIET_PROBE_ITEMS]
+        loud, quiet = self._concurrently([(probe, False, True), (probe, True, False)], run, errors=True)
+        if isinstance(loud, BaseException):
+            raise loud
+        self.stats.probe_worlds += 2 if self._primary != "warm" else 1
+        if isinstance(quiet, CodexError):  # not kept: a failure may be the machine's (a timeout), not the release's answer
+            self._decide(kind, False, f"the quiet world failed: {quiet.oneline()}", keep=False)
+        elif isinstance(quiet, BaseException):
+            raise quiet
+        else:
+            pairs = [(answer(a), answer(b)) for a, b in zip(loud, quiet)]
+            if any(a != b for a, b in pairs):
+                self._decide(kind, False, "the quiet world changed what Codex sends", keep=True)
+            elif not any(a is not None and a[0] for a, _ in pairs):
+                # Refusals and timeouts only: nothing to compare, so this batch runs loud and a later one asks again.
+                self.stats.quiet.setdefault(kind, "loud (the probe's captures sent no request to compare)")
+                return False, loud
+            else:
+                self._decide(kind, True, None, keep=True)
+        return self._quiet[kind], loud
+
+    def _decide(self, kind: str, quiet: bool, why: str | None, keep: bool) -> None:
+        self._quiet[kind] = quiet
+        self.stats.quiet[kind] = "quiet" if quiet else f"loud ({why})"
+        if keep:
+            self._put("world", {f"quiet {kind}": {"quiet": quiet, "why": why}})
+
+    def _concurrently(self, work: list[tuple[list[T], bool, bool]], run: Callable[[Scratch, list[T]], Iterator[R]],
+                      errors: bool = False) -> list[Any]:
+        """Each (chunk, quiet, may_use_primary) run in a world of its own, at once
+        (one after another with --jobs 1); the results in the primary world's
+        terms.  The first error is raised, or with `errors` given back in its
+        chunk's place (the probe's quiet side may fail on its own)."""
+        results: list[Any] = [None] * len(work)
         stop = threading.Event()
 
-        def work(i: int) -> None:
-            own = i == 0 and self._primary == "warm"
-            s = self.scratch if own else None
+        def one(i: int) -> None:
+            chunk, quiet, may_own = work[i]
             try:
-                if s is None:
-                    s = make_scratch(world=self.world)
-                    warm = self._warm_cfg or _config_of(chunks[i][0])
-                    list(capture(self.binary, s, [relocate(warm, self.base, str(s.base))], self.timeout, self.port))
-                    _mirror(self.scratch.base, s.base, chunks[i])
-                done: list[R] = []
-                for got in run(s, chunks[i] if own else relocate(chunks[i], self.base, str(s.base))):
-                    done.append(got if own else relocate(got, str(s.base), self.base))
-                    if stop.is_set():
-                        return
-                results[i] = [rebuild(orig, got) for orig, got in zip(chunks[i], done)]
+                results[i] = self._in_world(chunk, run, quiet, may_own and self._primary == "warm", stop)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                errors[i] = exc
-                stop.set()
-            finally:
-                if s is not None and s is not self.scratch:
-                    remove_scratch(s)
+                results[i] = exc
+                if not errors:
+                    stop.set()
 
-        self.stats.captured += len(items)
-        self.stats.worlds += sum(1 for i in range(len(chunks)) if not (i == 0 and self._primary == "warm"))
-        if len(chunks) == 1:
-            work(0)
+        if len(work) == 1 or self.jobs == 1:
+            for i in range(len(work)):
+                one(i)
         else:
-            workers = [threading.Thread(target=work, args=(i,), name=f"codex-worker-{i}", daemon=True)
-                       for i in range(len(chunks))]
+            workers = [threading.Thread(target=one, args=(i,), name=f"codex-worker-{i}", daemon=True)
+                       for i in range(len(work))]
             for w in workers:
                 w.start()
             try:
@@ -249,12 +321,38 @@ class CapturePool:
                 for w in workers:
                     w.join()  # each is bounded by the timeouts of its own steps
                 raise
-        first = next((e for e in errors if e is not None), None)
-        if first is not None:
-            raise first
+        if not errors:
+            first = next((r for r in results if isinstance(r, BaseException)), None)
+            if first is not None:
+                raise first
         if any(r is None for r in results):
             raise CodexError("a capture worker stopped early", release=self.binary.release, hint="rerun")
-        return [got for chunk in results for got in chunk]  # type: ignore[union-attr]
+        return results
+
+    def _in_world(self, chunk: list[T], run: Callable[[Scratch, list[T]], Iterator[R]], quiet: bool, own: bool,
+                  stop: threading.Event) -> list[R] | None:
+        """`run` over `chunk` in the primary world (`own`: warm already) or in a
+        fresh one warmed as a first start is; None when `stop` was set."""
+        if own:
+            s = copy.copy(self.scratch)
+            s.quiet = quiet
+        else:
+            s = make_scratch(world=self.world)
+            s.quiet = quiet
+        try:
+            if not own:
+                warm = self._warm_cfg or _config_of(chunk[0])
+                list(capture(self.binary, s, [relocate(warm, self.base, str(s.base))], self.timeout, self.port))
+                _mirror(self.scratch.base, s.base, chunk)
+            done: list[R] = []
+            for got in run(s, chunk if own else relocate(chunk, self.base, str(s.base))):
+                done.append(got if own else relocate(got, str(s.base), self.base))
+                if stop.is_set():
+                    return None
+            return done
+        finally:
+            if not own:
+                remove_scratch(s)
 
 
 def _config_key(cfg: Config) -> list[Any]:
