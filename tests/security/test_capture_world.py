@@ -88,3 +88,6 @@ def test_a_quiet_world_runs_no_shell_snapshot_and_no_lsb_release(codex, tmp_path
 
     assert login_shell(traces["loud"]) and ran(traces["loud"], "/usr/bin/lsb_release")
     assert not login_shell(traces["quiet"]) and not ran(traces["quiet"], "/usr/bin/lsb_release")
+    everything = "".join(traces["quiet"] + traces["loud"])  # and neither world reaches out (as in the test above)
+    assert "ls-remote" not in everything
+    assert [ln for ln in everything.splitlines() if "connect(" in ln and "AF_INET" in ln and "127.0.0.1" not in ln] == []
