@@ -234,6 +234,8 @@ def test_a_fixed_port_runs_one_world(tmp_path):
         assert p.jobs == 1
         p.warm(CONFIGS[0])
         assert len(p.first_requests(CONFIGS[:30])) == 30 and p.stats.worlds == 1
+        # The quiet probe's two sides ran one after the other: at once, the second recorder could not have the port.
+        assert p.stats.quiet == {"first": "quiet"} and p.stats.probe_worlds == 1
 
 
 def test_threads_in_parallel_are_the_serial_ones_and_come_from_the_cache(tmp_path):

@@ -92,8 +92,9 @@ class CapturePool:
         self._primary = "fresh"  # fresh | warm (a real first start ran) | restored (skills from the cache)
         try:
             self.base = str(self.scratch.base)
-            self.alone = bool(port) or not plain(self.scratch.base) or bool(world and (world.cwd or mcp_servers(world)))
-            self.jobs = 1 if self.alone else max(1, min(jobs or default_jobs(), MAX_JOBS))
+            self.relocatable = plain(self.scratch.base)  # another world's captures can be given in this one's terms
+            alone = bool(port) or not self.relocatable or bool(world and (world.cwd or mcp_servers(world)))
+            self.jobs = 1 if alone else max(1, min(jobs or default_jobs(), MAX_JOBS))
             self._quiet: dict[str, bool] = {}  # per kind of capture: may it run quiet (_quiet_verdict)
             self.store: Store | None = None
             if not cache:
@@ -244,13 +245,14 @@ class CapturePool:
         quiet.  `answer` gives what is compared: whether a request was sent,
         the parsed requests without their volatile fields, the refusal; None
         for no answer at all (a timeout).  The verdict is kept with the
-        captures (the cache's key holds the binary and the world).  Loud, with
-        no probe, where one world at a time is the rule (`--port`, `--cwd`,
-        MCP servers) or too few captures are left to repay the probe's world."""
+        captures (the cache's key holds the binary and the world).  Where one
+        world at a time is the rule (`--port`, `--cwd`, MCP servers) the two
+        sides run one after the other.  Loud, with no probe, when too few
+        captures are left to repay the probe's world."""
         if kind in self._quiet:
             return self._quiet[kind], None
-        if not self.may_be_quiet or self.alone:
-            self._decide(kind, False, "not asked" if not self.may_be_quiet else "one world at a time", keep=False)
+        if not self.may_be_quiet or not self.relocatable:
+            self._decide(kind, False, "not asked" if not self.may_be_quiet else "no second world can be compared", keep=False)
             return False, None
         kept = self._get("world", f"quiet {kind}")
         if isinstance(kept, dict) and isinstance(kept.get("quiet"), bool):
