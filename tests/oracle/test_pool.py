@@ -91,21 +91,24 @@ def test_captures_run_quiet_when_the_probe_finds_the_same_answers_and_equal_the_
     assert sum(line.endswith(" quiet") for line in start_lines(codex)[n:]) >= 4
 
 
-@pytest.mark.parametrize("how", ["shows", "fails"])
+@pytest.mark.parametrize("how", ["shows", "shows-m2", "fails"])
 def test_a_quiet_world_that_changes_the_answer_or_fails_leaves_every_capture_loud(tmp_path, how):
+    # "shows-m2": only the second model's requests show it, and the batch starts with six of the first
+    # model's: the probe's captures are spread over the batch (its last one is m2's).
     codex = echo_codex(tmp_path, quiet=how)
     caps, stats, base = _run(codex, tmp_path / "cache", jobs=2)
-    why = "the quiet world changed what Codex sends" if how == "shows" else "the quiet world failed"
+    why = "the quiet world failed" if how == "fails" else "the quiet world changed what Codex sends"
     assert stats.quiet["first"].startswith(f"loud ({why}") and stats.probe_worlds == 1
     answered = [c for c in caps if c.body]
     assert len(answered) == 2 * len(CONFIGS) // 3  # "untrusted" is refused
-    assert all(_text(c.body).get("quiet") is (False if how == "shows" else None) for c in answered)
+    shown = {"shows": {"m1", "m2"}, "shows-m2": {"m2"}, "fails": set()}[how]
+    assert all(_text(c.body).get("quiet") is (False if c.config.model in shown else None) for c in answered)
     n = starts(codex)
     again, stats2, base2 = _run(codex, tmp_path / "cache", jobs=2, configs=CONFIGS + [Config("m1", "friendly")] * 12)
     # A changed answer is remembered (no probe the second time); a failure is not an answer: asked again
     # (in two fresh worlds, as the primary's skills came from the cache and it never started).
-    assert stats2.quiet["first"].startswith(f"loud ({why}") and stats2.probe_worlds == (0 if how == "shows" else 2)
-    assert sum(line.endswith(" quiet") for line in start_lines(codex)[n:]) == (0 if how == "shows" else 1)
+    assert stats2.quiet["first"].startswith(f"loud ({why}") and stats2.probe_worlds == (2 if how == "fails" else 0)
+    assert sum(line.endswith(" quiet") for line in start_lines(codex)[n:]) == (1 if how == "fails" else 0)
     assert stats2.captured == 12
     assert _comparable(again[:len(CONFIGS)], base2) == _comparable(caps, base)
 

@@ -18,7 +18,8 @@ Its behaviour comes from `behaviour.json` beside it:
                 the capture pool tests (tests/oracle/); the line ends in
                 ` quiet` when the world is quiet (oracle/scratch.py)
   quiet         with echo: what the world sends shows whether it is quiet
-                ("shows"), or a quiet app-server exits at once ("fails")
+                ("shows"; "shows-m2": for model m2 only), or a quiet
+                app-server exits at once ("fails")
 It answers `--version`, `debug models` and just enough `app-server` JSON-RPC
 (initialize, thread/start, turn/start) to post one Responses request per turn
 to the URL in its `-c ...base_url=` flag.
@@ -102,7 +103,8 @@ for raw in sys.stdin:
                                "turn": {k: v for k, v in params.items() if k not in ("threadId", "input")}, "long": "x" * 300,
                                "roots": {r: os.path.isdir(r) for r in ((started.get("config") or {}).get("sandbox_workspace_write")
                                                                        or {}).get("writable_roots", [])},
-                               **({"quiet": quiet} if how.get("quiet") == "shows" else {})},
+                               **({"quiet": quiet} if how.get("quiet") == "shows" or how.get("quiet") == "shows-" + started.get("model", "")
+                                  else {})},
                               sort_keys=True)
         body = {"model": started.get("model", slug) if echo else slug, "input": [
             {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]},

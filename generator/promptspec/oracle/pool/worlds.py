@@ -47,8 +47,8 @@ QUIET_PROBE_MIN = 12
 """Fewer captures than this run loud without a probe: the probe's quiet world
 (a first start and a capture, ~0.45 CPU-s) would cost more than quiet saves
 (~0.04 CPU-s a first request; scratch.QUIET_FLAGS)."""
-QUIET_PROBE_ITEMS = 3
-"""Captures compared by a quiet probe: more than one, as the first may be refused."""
+QUIET_PROBE_ITEMS = 4
+"""Captures compared by a quiet probe, spread over the batch (one may be refused)."""
 SKILLS = Path("skills") / ".system"
 """Where Codex unpacks its bundled skills in CODEX_HOME (read by thread.bundled_skill and the importer)."""
 MAX_SKILL_BYTES = 1 << 20
@@ -221,25 +221,26 @@ class CapturePool:
         order of `items`, each rebuilt around its original item."""
         self.stats.captured += len(items)
         quiet, probed = self._quiet_verdict(kind, items, run, answer)
-        done = list(probed or [])
-        rest = items[len(done):]
-        if rest:
-            n = max(1, min(self.jobs, len(rest) // per_job))
-            size = -(-len(rest) // n)
-            chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
+        done: dict[int, R] = dict(probed or {})
+        left = [i for i in range(len(items)) if i not in done]
+        if left:
+            n = max(1, min(self.jobs, len(left) // per_job))
+            size = -(-len(left) // n)
+            chunks = [[items[i] for i in left[k:k + size]] for k in range(0, len(left), size)]
             self.stats.worlds += sum(1 for i in range(len(chunks)) if not (i == 0 and self._primary == "warm"))
-            done += [got for chunk in self._concurrently([(c, quiet, i == 0) for i, c in enumerate(chunks)], run)
-                     for got in chunk]
-        return [rebuild(orig, got) for orig, got in zip(items, done)]
+            got = [g for chunk in self._concurrently([(c, quiet, i == 0) for i, c in enumerate(chunks)], run) for g in chunk]
+            done.update(zip(left, got))
+        return [rebuild(orig, done[i]) for i, orig in enumerate(items)]
 
     def _quiet_verdict(self, kind: str, items: list[T], run: Callable[[Scratch, list[T]], Iterator[R]],
-                       answer: Callable[[R], Any]) -> tuple[bool, list[R] | None]:
+                       answer: Callable[[R], Any]) -> tuple[bool, dict[int, R] | None]:
         """Whether `kind`'s captures may run in a quiet world (scratch.QUIET_FLAGS,
-        QUIET_PROGRAMS), and the answers of the first items when a probe captured them.
+        QUIET_PROGRAMS), and the answers a probe captured (by index in `items`).
 
         Quiet is an optimisation that must never change a result, and no list of
         releases can promise that of the next one, so each release (and world)
-        is asked: the first QUIET_PROBE_ITEMS items are captured in a loud world
+        is asked: QUIET_PROBE_ITEMS items spread over the batch (first, last and
+        between: other models, other threads) are captured in a loud world
         (the primary, or a fresh one) and in a fresh quiet one; only the same
         answers in both, one of them at least a request, let the rest run
         quiet.  `answer` gives what is compared: whether a request was sent,
@@ -261,7 +262,8 @@ class CapturePool:
         if len(items) < QUIET_PROBE_MIN:  # undecided: a larger batch of this kind may still probe
             self.stats.quiet.setdefault(kind, "loud (too few captures to probe)")
             return False, None
-        probe = items[:QUIET_PROBE_ITEMS]
+        picked = _spread_out(len(items), QUIET_PROBE_ITEMS)
+        probe = [items[i] for i in picked]
         loud, quiet = self._concurrently([(probe, False, True), (probe, True, False)], run, errors=True)
         if isinstance(loud, BaseException):
             raise loud
@@ -277,10 +279,10 @@ class CapturePool:
             elif not any(a is not None and a[0] for a, _ in pairs):
                 # Refusals and timeouts only: nothing to compare, so this batch runs loud and a later one asks again.
                 self.stats.quiet.setdefault(kind, "loud (the probe's captures sent no request to compare)")
-                return False, loud
+                return False, dict(zip(picked, loud))
             else:
                 self._decide(kind, True, None, keep=True)
-        return self._quiet[kind], loud
+        return self._quiet[kind], dict(zip(picked, loud))
 
     def _decide(self, kind: str, quiet: bool, why: str | None, keep: bool) -> None:
         self._quiet[kind] = quiet
@@ -355,6 +357,11 @@ class CapturePool:
         finally:
             if not own:
                 remove_scratch(s)
+
+
+def _spread_out(n: int, k: int) -> list[int]:
+    """`k` indexes of `n` items, evenly apart, the first and the last among them."""
+    return sorted({round(j * (n - 1) / (k - 1)) for j in range(k)}) if k > 1 and n > 1 else [0]
 
 
 def _config_key(cfg: Config) -> list[Any]:
