@@ -5,6 +5,7 @@ starts no Codex, and every input of the key makes a miss when it changes."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import shutil
@@ -111,6 +112,24 @@ def test_a_quiet_world_that_changes_the_answer_or_fails_leaves_every_capture_lou
     assert sum(line.endswith(" quiet") for line in start_lines(codex)[n:]) == (1 if how == "fails" else 0)
     assert stats2.captured == 12
     assert _comparable(again[:len(CONFIGS)], base2) == _comparable(caps, base)
+
+
+def test_a_quiet_probe_that_times_out_decides_nothing_and_is_asked_again(tmp_path, monkeypatch):
+    codex = echo_codex(tmp_path)
+    real = _pool.capture
+
+    def slow_when_quiet(binary, scratch, configs, timeout, port):
+        for cap in real(binary, scratch, configs, timeout, port):
+            if scratch.quiet and cap.config.model == "m2":  # as a timeout would leave it: no answer
+                cap.body, cap.refused, cap.transient = None, "did not answer", True
+            yield cap
+
+    monkeypatch.setattr(_pool, "capture", slow_when_quiet)
+    for personality in ("unset", "friendly"):  # the second batch is not in the cache: is the probe asked again?
+        configs = [dataclasses.replace(c, personality=personality) for c in CONFIGS[:12] + CONFIGS[6:12]]
+        caps, stats, _ = _run(codex, tmp_path / "cache", jobs=2, configs=configs)
+        assert stats.quiet == {"first": "loud (the probe's captures gave nothing to compare)"} and stats.probe_worlds >= 1
+        assert stats.from_cache == 0 and all(c.body for c in caps if c.config.approval_policy != "untrusted")  # all loud
 
 
 def test_threads_are_probed_on_their_own(tmp_path):

@@ -216,9 +216,10 @@ class CapturePool:
     # -- the workers ---------------------------------------------------------
     def _spread(self, kind: str, items: list[T], per_job: int, run: Callable[[Scratch, list[T]], Iterator[R]],
                 rebuild: Callable[[T, R], R], answer: Callable[[R], Any]) -> list[R]:
-        """`run` over contiguous chunks of `items` in up to `jobs` worlds at once
-        (quiet ones where the probe allows: _quiet_verdict); the results in the
-        order of `items`, each rebuilt around its original item."""
+        """`run` over contiguous chunks of the `items` a quiet probe did not
+        capture (_quiet_verdict), in up to `jobs` worlds at once, quiet ones
+        where the probe allows; the results in the order of `items`, each
+        rebuilt around its original item."""
         self.stats.captured += len(items)
         quiet, probed = self._quiet_verdict(kind, items, run, answer)
         done: dict[int, R] = dict(probed or {})
@@ -274,11 +275,11 @@ class CapturePool:
             raise quiet
         else:
             pairs = [(answer(a), answer(b)) for a, b in zip(loud, quiet)]
-            if any(a != b for a, b in pairs):
+            if any(a is not None and b is not None and a != b for a, b in pairs):
                 self._decide(kind, False, "the quiet world changed what Codex sends", keep=True)
-            elif not any(a is not None and a[0] for a, _ in pairs):
-                # Refusals and timeouts only: nothing to compare, so this batch runs loud and a later one asks again.
-                self.stats.quiet.setdefault(kind, "loud (the probe's captures sent no request to compare)")
+            elif any(a is None or b is None for a, b in pairs) or not any(a[0] for a, _ in pairs):
+                # A timeout on either side, or refusals only: no verdict, so this batch runs loud and a later one asks again.
+                self.stats.quiet.setdefault(kind, "loud (the probe's captures gave nothing to compare)")
                 return False, dict(zip(picked, loud))
             else:
                 self._decide(kind, True, None, keep=True)
