@@ -246,11 +246,12 @@ class CapturePool:
         answers in both, one of them at least a request, let the rest run
         quiet.  `answer` gives what is compared: whether a request was sent,
         the parsed requests without their volatile fields, the refusal; None
-        for no answer at all (a timeout).  The verdict is kept with the
-        captures (the cache's key holds the binary and the world).  Where one
-        world at a time is the rule (`--port`, `--cwd`, MCP servers) the two
-        sides run one after the other.  Loud, with no probe, when too few
-        captures are left to repay the probe's world."""
+        for nothing to compare (a timeout, a thread whose step was refused),
+        which decides nothing.  A verdict is kept with the captures (the
+        cache's key holds the binary and the world).  Where one world at a
+        time is the rule (`--port`, `--cwd`, MCP servers) the two sides run
+        one after the other.  Loud, with no probe, when too few captures are
+        left to repay the probe's world."""
         if kind in self._quiet:
             return self._quiet[kind], None
         if not self.may_be_quiet or not self.relocatable:
