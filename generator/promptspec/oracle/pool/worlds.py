@@ -264,7 +264,7 @@ class CapturePool:
         if len(items) < QUIET_PROBE_MIN:  # undecided: a larger batch of this kind may still probe
             self.stats.quiet.setdefault(kind, "loud (too few captures to probe)")
             return False, None
-        picked = _spread_out(len(items), QUIET_PROBE_ITEMS)
+        picked = _evenly_apart(len(items), QUIET_PROBE_ITEMS)
         probe = [items[i] for i in picked]
         loud, quiet = self._concurrently([(probe, False, True), (probe, True, False)], run, errors=True)
         if isinstance(loud, BaseException):
@@ -361,7 +361,7 @@ class CapturePool:
                 remove_scratch(s)
 
 
-def _spread_out(n: int, k: int) -> list[int]:
+def _evenly_apart(n: int, k: int) -> list[int]:
     """`k` indexes of `n` items, evenly apart, the first and the last among them."""
     return sorted({round(j * (n - 1) / (k - 1)) for j in range(k)}) if k > 1 and n > 1 else [0]
 
