@@ -270,6 +270,7 @@ class CapturePool:
         if isinstance(loud, BaseException):
             raise loud
         self.stats.probe_worlds += 2 if self._primary != "warm" else 1
+        probed = dict(zip(picked, loud))  # answers of the batch's own, whatever the verdict
         if isinstance(quiet, CodexError):  # not kept: a failure may be the machine's (a timeout), not the release's answer
             self._decide(kind, False, f"the quiet world failed: {quiet.oneline()}", keep=False)
         elif isinstance(quiet, BaseException):
@@ -281,10 +282,10 @@ class CapturePool:
             elif any(a is None or b is None for a, b in pairs) or not any(a[0] for a, _ in pairs):
                 # A timeout on either side, or refusals only: no verdict, so this batch runs loud and a later one asks again.
                 self.stats.quiet.setdefault(kind, "loud (the probe's captures gave nothing to compare)")
-                return False, dict(zip(picked, loud))
+                return False, probed
             else:
                 self._decide(kind, True, None, keep=True)
-        return self._quiet[kind], dict(zip(picked, loud))
+        return self._quiet[kind], probed
 
     def _decide(self, kind: str, quiet: bool, why: str | None, keep: bool) -> None:
         self._quiet[kind] = quiet
@@ -339,12 +340,8 @@ class CapturePool:
                   stop: threading.Event) -> list[R] | None:
         """`run` over `chunk` in the primary world (`own`: warm already) or in a
         fresh one warmed as a first start is; None when `stop` was set."""
-        if own:
-            s = copy.copy(self.scratch)
-            s.quiet = quiet
-        else:
-            s = make_scratch(world=self.world)
-            s.quiet = quiet
+        s = copy.copy(self.scratch) if own else make_scratch(world=self.world)
+        s.quiet = quiet
         try:
             if not own:
                 warm = self._warm_cfg or _config_of(chunk[0])
