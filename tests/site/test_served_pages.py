@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from _helpers import TEMPLATES, gc_collections, mkdocs_build, mkdocs_config
 
 URL = "http://127.0.0.1:8000/"  # never listened on: it only gives build() serve's inclusion levels
@@ -56,12 +57,21 @@ class ServeLoop:
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """The served site's files; not the hidden folders of a rebuild in place
+    (served_output: the files written over, which a thread is removing)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for top in sorted(folder.iterdir()) if not top.name.startswith(".promptspec-")
+            for p in ([top] if top.is_file() else sorted(top.rglob("*"))) if p.is_file()}
 
 
 def _left_as_they_were(lines: list[str]) -> int:
     (line,) = lines
     return int(re.search(r"(\d+) files left as they were", line).group(1))
+
+
+def _rewritten(lines: list[str]) -> int:
+    (line,) = lines
+    return int(re.search(r"(\d+) pages rewritten around new blocks", line).group(1))
 
 
 def _same_as_a_fresh_build(config: Path, served: Path, tmp: Path, name: str) -> dict[str, bytes]:
@@ -101,6 +111,17 @@ def test_a_serve_rebuild_serves_what_a_fresh_build_makes(tmp_path: Path) -> None
     changed = {path for path in after if before.get(path) != after[path]}
     pair = [p for p in changed if "--pair_programming--" in p and p.endswith("index.html")]
     assert pair and all("Edited while serving" in after[p].decode() for p in pair)
+    # They now differ from the lock, which their heading says: MkDocs made them again.  A
+    # second edit changes their blocks only, and the plugin writes them itself (served_pages).
+    assert _rewritten(lines) == 0
+    fragment.write_text(fragment.read_text(encoding="utf-8") + "Edited twice.\n", encoding="utf-8")
+    lines = loop.build()
+    twice = _same_as_a_fresh_build(config, served, tmp_path, "edited-twice")
+    assert all("Edited twice" in twice[p].decode() for p in pair)
+    assert _rewritten(lines) == len([p for p in pair if "/variants/" in p]) > 0
+    fragment.write_text(fragment.read_text(encoding="utf-8").replace("Edited twice.\n", ""), encoding="utf-8")
+    lines = loop.build()
+    assert _rewritten(lines) > 0 and _same_as_a_fresh_build(config, served, tmp_path, "edited-back") == after
     # Pages of the other modes did not change (where a variant ranks is read from the totals
     # file, which did), and were left out of MkDocs' work.
     assert any("--plan--" in p for p in after) and not any("--plan--" in p for p in changed)
@@ -122,9 +143,11 @@ def test_a_serve_rebuild_serves_what_a_fresh_build_makes(tmp_path: Path) -> None
     # A new site name is in every page's header: nothing can be left as it was.
     original = config.read_text(encoding="utf-8")
     config.write_text(original + "site_name: Renamed site\n", encoding="utf-8")
+    fragment.write_text(fragment.read_text(encoding="utf-8") + "Edited again.\n", encoding="utf-8")
     lines = loop.build()
     renamed = _same_as_a_fresh_build(config, served, tmp_path, "renamed")
-    assert _left_as_they_were(lines) == 0
+    assert _left_as_they_were(lines) == 0 and _rewritten(lines) == 0
+    fragment.write_text(fragment.read_text(encoding="utf-8").replace("Edited again.\n", ""), encoding="utf-8")
     assert b"Renamed site" in renamed["prompts/variants/harbor-5--friendly--plan--workspace-write/index.html"]
     config.write_text(original, encoding="utf-8")
     loop.build()
@@ -146,15 +169,55 @@ def test_serve_packs_blocks_past_its_own_budget_and_serves_the_same_pages(tmp_pa
     packs: list[int] = []
     monkeypatch.setattr(fast_pages, "pack", lambda blocks: packs.append(1) or real_pack(blocks))
     monkeypatch.setattr(mkdocs_pages, "HELD_RAW_SERVING", 0)
+    # The changed pages go through MkDocs, as when their skeleton changed (else
+    # the plugin writes them itself: served_pages, tested above).
+    monkeypatch.setattr(mkdocs_pages.FastPages, "rewrite_file", lambda self, file, banners: None)
     spec, config, served, loop = _serving(tmp_path, "none")
     assert len(packs) == 88  # every variant page, though a build holds them raw (HELD_RAW)
     _same_as_a_fresh_build(config, served, tmp_path, "first")
     fragment = spec / "fragments" / "realtime.md"
     fragment.write_text(fragment.read_text(encoding="utf-8") + "Edited while serving.\n", encoding="utf-8")
     packs.clear()
-    loop.build()
+    lines = loop.build()
     assert 0 < len(packs) < 88  # the pages the edit changed
+    # Built by MkDocs, their theme output is the last build's (mkdocs_pages.FastPages.env).
+    (line,) = lines
+    assert int(re.search(r"(\d+) pages reused whole", line).group(1)) == len(packs)
     _same_as_a_fresh_build(config, served, tmp_path, "edited")
+
+
+READER_HOOK = """
+def on_page_content(html, page, config, files):
+    with open(SEEN, "a", encoding="utf-8") as f:
+        f.write(page.file.src_uri + "\\n")
+    return html
+"""
+
+
+def test_a_plugin_that_reads_pages_sees_every_page_an_edit_changed(tmp_path: Path) -> None:
+    """The plugin writes a changed variant page itself only when no other
+    plugin reads or changes pages (here a hook's on_page_content): such a
+    plugin is handed every page the edit changed, as without promptspec's
+    shortcuts, and what is served is still what a fresh build makes."""
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "reader_hook.py").write_text(f"SEEN = {str(seen)!r}\n" + READER_HOOK, encoding="utf-8")
+    spec = tmp_path / "spec"
+    shutil.copytree(TEMPLATES, spec)
+    config = mkdocs_config(tmp_path, spec, base="none", variant_pages="all")
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["hooks"] = [str(tmp_path / "reader_hook.py")]
+    config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    served = tmp_path / "served"
+    loop = ServeLoop(config, served)
+    loop.build()
+    seen.write_text("", encoding="utf-8")
+    fragment = spec / "fragments" / "realtime.md"
+    fragment.write_text(fragment.read_text(encoding="utf-8") + "Edited while serving.\n", encoding="utf-8")
+    lines = loop.build()
+    pair = {p for p in seen.read_text(encoding="utf-8").split() if "--pair_programming--" in p}
+    assert _rewritten(lines) == 0 and len(pair) == 16
+    after = _same_as_a_fresh_build(config, served, tmp_path, "edited")
+    assert all("Edited while serving" in after[p.removesuffix(".md") + "/index.html"].decode() for p in pair)
 
 
 def test_serve_rebuilds_run_without_the_cyclic_collector_and_collect_after(tmp_path: Path, monkeypatch) -> None:

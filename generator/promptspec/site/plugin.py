@@ -285,7 +285,7 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
             f"promptspec: {len(result.variants)} variants{redone}, {len(site.pages)} pages "
             f"({site.variant_page_count} variant pages, {cache.made} made, {cache.reused} kept; "
             f"{self.fast.fast} rendered fast, {self.fast.reused} renders reused, {self.fast.whole} pages reused whole, "
-            f"{self.unchanged.kept} files left as they were) · {timings}"
+            f"{self.unchanged.kept} files left as they were, {self.unchanged.rewritten} pages rewritten around new blocks) · {timings}"
         )
         return site, result
 
@@ -489,8 +489,12 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
 
     def on_nav(self, nav, *, config, files):
         self.nav = nav
-        if self._reuse_is_safe(config):
-            self.unchanged.leave_out()
+        if self._reuse_is_safe(config):  # changed pages made without MkDocs where they can be (served_pages)
+            from .serve.served_pages import pages_read_by_one, write_page
+
+            rewrite = (lambda f: self.fast.rewrite_file(f, self._banners(f.src_uri)) if self._ours(f.page) else None)
+            self.unchanged.leave_out(rewrite if pages_read_by_one(self, config) else None,
+                                     lambda f, output: write_page(f, output, self.trash))
         return nav
 
     @event_priority(100)  # before the search plugin indexes the page
@@ -563,14 +567,18 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
     def on_page_content(self, html: str, *, page, config, files) -> str:
         if self.config.fast_pages and self._ours(page):
             html = self.fast.content(html, page, config, files)
+        return self._banners(page.file.src_uri) + html
+
+    def _banners(self, uri: str) -> str:
+        """What goes ahead of a page's HTML: why it is not from this build's spec or base."""
         banners = []
         if self.error is not None:
             banners.append(("the spec has an error; these pages are from the last good build", self.error))
         if self.base_error is not None:
             banners.append(("the base for the Changes page could not be loaded; changes are not shown", self.base_error))
-        if page.file.src_uri in self.page_errors:
-            banners.append(("an example on this page could not be rendered", self.page_errors[page.file.src_uri]))
-        return "".join(_banner(title, message) for title, message in banners) + html
+        if uri in self.page_errors:
+            banners.append(("an example on this page could not be rendered", self.page_errors[uri]))
+        return "".join(_banner(title, message) for title, message in banners)
 
 
 def _search_entries(config) -> list | None:

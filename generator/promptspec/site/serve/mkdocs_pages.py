@@ -25,6 +25,12 @@ fast_pages.py rides on the page events every plugin gets:
   the theme is not rendered again for it (its new blocks still go in); that
   output is kept compressed, a few KB a page, beside digests of the skeleton
   and content it was made from, and unpacked only as the page is written.
+* `nav` (served_pages, serve only): a deferred page whose text changed but
+  whose skeleton, metadata and content as the theme gets it (its page
+  heading, any banner) are an earlier build's, in the last build's site, is
+  not handed to MkDocs at all: its page is that theme output with the new
+  blocks put in (`rewrite`), written by the plugin.  An edit changes
+  blocks, so most variant pages it reaches take this path.
 * a placeholder that did not come through (an extension or another plugin
   changed it): in `content` the page is rendered again the normal way; in
   `post_page` a warning names the page and the option that turns the fast
@@ -166,10 +172,30 @@ class _Themed:
     """A deferred page as the theme rendered it in an earlier serve build --
     placeholders where its blocks go -- and what that depended on."""
 
-    skeleton: bytes  # digest of its Markdown (front matter included: title, meta)
+    skeleton: bytes  # digest of its Markdown (what MkDocs reads after the front matter)
+    meta: bytes  # digest of its front matter as MkDocs read it (title, search settings)
     content: bytes  # digest of page.content as the theme got it (the skeleton's HTML, any banner)
     site: str  # site_signature() of that build
     output: bytes  # compressed (zlib): a few KB a page, for every page of a serve session
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A deferred page a serve rebuild makes without MkDocs (FastPages.rewrite):
+    an earlier build's theme output with this build's blocks put in."""
+
+    themed: _Themed
+    blocks: tuple[str, ...]
+    later: tuple[int, ...]  # the blocks that go in after the theme (all but theme_blocks)
+    title: str | None  # what the page's render gives as its title (the nav shows it)
+    anchors: frozenset[str]
+
+    def output(self, site: str | None) -> str | None:
+        """The page's HTML in a site whose signature is `site`; None if that is
+        not the site its theme output was made in (MkDocs builds it)."""
+        if site is None or site != self.themed.site:
+            return None
+        return fast_pages.restore(str(_ThemeOutput(self.themed.output)), self.blocks, self.later)
 
 
 class _ThemeOutput:
@@ -228,7 +254,7 @@ class FastPages:
     renders and each deferred page's theme output (compressed)."""
 
     def __init__(self) -> None:
-        self._skeletons: dict[str, bytes] = {}  # digests of this build's deferred pages' skeletons (env, keep only)
+        self._skeletons: dict[str, tuple[bytes, bytes]] = {}  # this build's deferred pages' (skeleton, meta) digests (env, keep only)
         self.renders: dict[tuple[str, str], _Rendered] = {}  # (settings, skeleton) -> its render
         self.themed: dict[str, _Themed] = {}
         self.start(None, keep=False, deferred=lambda uri: False)
@@ -255,7 +281,7 @@ class FastPages:
         skeleton = fast_pages.split(markdown)
         split = _Split(markdown, skeleton, frozenset(fast_pages.anchor_ids(skeleton.blocks)))
         if self.keep:  # for env and post_page; forgotten at finish
-            self._skeletons[uri] = _digest(skeleton.markdown.encode("utf-8"))
+            self._skeletons[uri] = (_digest(skeleton.markdown.encode("utf-8")), _meta_digest(page.meta))
         if not split.skeleton.blocks:
             return markdown
         self._pending[uri] = (markdown, split)
@@ -333,16 +359,51 @@ class FastPages:
             file = files.get_file_from_path(uri)
             if file is None or file.page is None or file.page.content is None:
                 continue
-            skeleton = self._skeletons[uri]
+            skeleton, meta = self._skeletons[uri]
             content = _digest(file.page.content.encode("utf-8"))
             self._contents[uri] = content
             t = self.themed.get(uri)
-            if t is None or (t.skeleton, t.content, t.site) != (skeleton, content, site):
+            if t is None or (t.skeleton, t.meta, t.content, t.site) != (skeleton, meta, content, site):
                 continue
             file.page.meta["template"] = THEMED_TEMPLATE
             file.page.promptspec_themed = _ThemeOutput(t.output)
             self.whole += 1
         return env
+
+    def rewrite_file(self, file: Any, banners: str) -> tuple[Any, Rewrite] | None:
+        """`rewrite` of a generated page's file as MkDocs would read it: (its
+        metadata, how) or None (a page MkDocs fails to read says why itself)."""
+        from mkdocs.utils import meta as front_matter
+
+        try:
+            markdown, meta = front_matter.get_data(file.content_string)
+        except Exception:  # noqa: BLE001
+            return None
+        remade = self.rewrite(file.src_uri, markdown, meta, banners)
+        return None if remade is None else (meta, remade)
+
+    def rewrite(self, uri: str, markdown: str, meta: Any, banners: str) -> Rewrite | None:
+        """A deferred page (`markdown` and `meta` as MkDocs reads them) whose
+        skeleton, metadata and content as the theme would get it (`banners`
+        ahead of the skeleton's HTML with its theme blocks in) are those of
+        its theme output from an earlier serve build: what makes its page
+        without MkDocs (served_pages); None: MkDocs builds it.  The same
+        checks as `env`'s reuse, made before MkDocs reads the page."""
+        t = self.themed.get(uri)
+        if t is None or not self.keep or not self.deferred(uri):
+            return None
+        skeleton = fast_pages.split(markdown)
+        blocks = skeleton.blocks
+        if not blocks or (_digest(skeleton.markdown.encode("utf-8")), _meta_digest(meta)) != (t.skeleton, t.meta):
+            return None
+        stored = self.renders.get((self.settings, fast_pages.without_front_matter(skeleton.markdown)))
+        if stored is None or not fast_pages.intact(stored.content, len(blocks)):
+            return None
+        now = fast_pages.theme_blocks(blocks)
+        if _digest((banners + fast_pages.fill(stored.content, blocks, now)).encode("utf-8")) != t.content:
+            return None
+        return Rewrite(t, blocks, tuple(n for n in range(len(blocks)) if n not in now), stored.title,
+                       stored.anchors | fast_pages.anchor_ids(blocks))
 
     def post_page(self, output: str, page: Any) -> str:
         uri = page.file.src_uri
@@ -350,7 +411,7 @@ class FastPages:
         if later is None:
             return output
         if self.site is not None and uri in self._contents:
-            self.themed[uri] = _Themed(self._skeletons[uri], self._contents.pop(uri), self.site,
+            self.themed[uri] = _Themed(*self._skeletons[uri], self._contents.pop(uri), self.site,
                                        zlib.compress(output.encode("utf-8"), 1))
         blocks = later if isinstance(later, tuple) else fast_pages.unpack(later)
         now = self._now.pop(uri, frozenset())
@@ -405,3 +466,9 @@ def _cacheable(body: str) -> bool:
     link or image, which MkDocs resolves against the page's place and the
     site's files (spec text in headings has its brackets escaped: markup.md_inline)."""
     return "[" not in body and "<http" not in body
+
+
+def _meta_digest(meta: Any) -> bytes:
+    """A page's front matter as MkDocs read it (YAML: plain dicts, lists and
+    scalars, whose repr is their content), as a digest."""
+    return _digest(repr(meta).encode("utf-8", "replace"))

@@ -14,11 +14,21 @@ and time -- is kept through the sweep of the rebuild in place
 (served_output), and its search entries, kept from the build that indexed
 it, go back into the search index in page order.
 
+A generated page whose text did change is left out too when the plugin can
+make it without MkDocs: a variant page whose skeleton, metadata and content
+as the theme gets it are what an earlier build themed, in the last build's
+site (mkdocs_pages.Rewrite: that theme output with the new blocks put in).
+An edit changes blocks, not skeletons, so most of the pages it reaches are
+written that way, in `on_nav`, one at a time (nothing of them is held); its
+title, metadata and search entries are the last build's as for a page left
+as it was; its anchors are its new blocks'.
+
 The decision is made twice: in `on_nav` from what is known before any page
-is read (the keys, the banners), and in `on_env`, once every other page is
+is read (the keys, the banners; for a page to rewrite, its new text), and in
+`on_env`, once every other page is
 read, from the site signature, which must be the last build's; if the site
 changed, the left-out pages are read and rendered after all and the build
-goes on as a full one.  Used only where
+goes on as a full one (MkDocs writes the rewritten pages again).  Used only where
 reusing a page whole is safe (the plugin's _reuse_is_safe: no other plugin
 changes pages, the only other page_context handler is Material's search),
 with the fast path on and the served site rebuilt in place.
@@ -27,8 +37,8 @@ with the fast path on and the served site rebuilt in place.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from mkdocs.structure.files import File, Files, InclusionLevel
 
@@ -64,6 +74,15 @@ class _Made:
     search: tuple[Any, ...] = ()  # its entries in the search index
 
 
+class Remade(Protocol):
+    """A changed page made without MkDocs (mkdocs_pages.Rewrite)."""
+
+    title: str | None
+    anchors: frozenset[str]
+
+    def output(self, site: Any) -> str | None: ...
+
+
 def _stat(path: str) -> tuple[int, int, int] | None:
     try:
         st = os.stat(path)
@@ -84,38 +103,54 @@ class Unchanged:
         self.banners: Any = None
         self.site: Any = None
         self._marks: list[tuple[str, int]] = []  # (page, index of its first search entry)
-        self.kept = 0
+        self.rewrote: set[str] = set()  # left-out pages this build made itself (rewrite)
+        self.kept = self.rewritten = 0
 
     def start(self, files: ServedFiles | None, keys: dict[str, Any], banners: Any) -> None:
         """on_files: this build's generated files (None: leave nothing out)."""
         self.files, self.keys, self.banners = files, keys, banners
-        self.left_out, self._marks, self.site, self.kept = {}, [], None, 0
+        self.left_out, self._marks, self.site, self.rewrote, self.kept, self.rewritten = {}, [], None, set(), 0, 0
 
-    def leave_out(self) -> None:
+    def leave_out(self, rewrite: Callable[[File], tuple[Any, Remade] | None] | None = None,
+                  write: Callable[[File, str], None] | None = None) -> None:
         """on_nav: leave out every generated file whose key and output are the
-        last build's, with the same banners; give its page what that build gave it."""
+        last build's, with the same banners, and write every changed page
+        `rewrite` can make ((its metadata, how) or None) in the last build's
+        site (`write`); give each page what that build gave it."""
         if self.files is None or self.built_in is None or self.built_in[0] != self.banners:
             return
         for uri, key in self.keys.items():
             made = self.made.get(uri)
             file = self.files.get_file_from_path(uri)
-            if made is None or file is None or made.key != key or _stat(file.abs_dest_path) != made.stat:
+            if made is None or file is None:
                 continue
+            meta, title, anchors = made.meta, made.title, made.anchors
+            if made.key != key or _stat(file.abs_dest_path) != made.stat:
+                if rewrite is None or write is None or made.key == key or file.page is None:
+                    continue
+                remade = rewrite(file)
+                output = None if remade is None else remade[1].output(self.built_in[1])
+                if remade is None or output is None:
+                    continue
+                write(file, output)
+                meta, title, anchors = remade[0], remade[1].title, remade[1].anchors
+                self.rewrote.add(uri)
             if file.is_documentation_page():
                 page = file.page
                 if page is None:
                     continue
                 page.markdown, page.content = "", ""  # read and rendered, as far as its title goes
-                page.meta = made.meta
-                page._title_from_render = made.title
-                page.present_anchor_ids = set(made.anchors or ())
+                page.meta = meta
+                page._title_from_render = title
+                page.present_anchor_ids = set(anchors or ())
             self.left_out[uri] = file
         self.files.skip = set(self.left_out)
 
     def confirm(self, site: Any, populate: Callable[[Any], None]) -> None:
         """on_env: the site signature (None: unknown) must be the one the
         left-out files were made in; if not, their pages are read and
-        rendered after all, and their files copied."""
+        rendered after all (the rewritten ones too: MkDocs writes them
+        again), and their files copied."""
         self.site = site
         if self.left_out and (site is None or self.built_in != (self.banners, site)):
             self.files.skip = set()  # type: ignore[union-attr]
@@ -123,8 +158,9 @@ class Unchanged:
                 if file.is_documentation_page():
                     file.page.markdown = file.page.content = None
                     populate(file.page)
-            self.left_out = {}
-        self.kept = len(self.left_out)
+            self.left_out, self.rewrote = {}, set()
+        self.rewritten = len(self.rewrote)
+        self.kept = len(self.left_out) - self.rewritten
 
     def mark(self, page: Any, entries: Sequence[Any] | None) -> None:
         """on_page_context, before the search index sees the page."""
@@ -147,6 +183,12 @@ class Unchanged:
                 entries[:] = spliced
         made: dict[str, _Made] = {}
         for uri, key in self.keys.items() if self.files is not None and self.site is not None else ():
+            if uri in self.rewrote:
+                page = self.left_out[uri].page
+                made[uri] = replace(self.made[uri], key=key, stat=_stat(self.left_out[uri].abs_dest_path),
+                                    meta=page.meta, title=page._title_from_render,
+                                    anchors=frozenset(page.present_anchor_ids or ()))
+                continue
             if uri in self.left_out:
                 made[uri] = self.made[uri]
                 continue
@@ -166,3 +208,23 @@ class Unchanged:
         self.made = made
         self.built_in = (self.banners, self.site) if made else None
         return [f.abs_dest_path for f in self.left_out.values()]
+
+
+def pages_read_by_one(plugin: Any, config: Any) -> bool:
+    """No plugin but `plugin` reads or changes a page's source, Markdown or
+    HTML (read_source, pre_page, page_markdown, page_content): a page it
+    makes itself is then what MkDocs would make of it."""
+    events = ("page_read_source", "pre_page", "page_markdown", "page_content")
+    return all(getattr(handler, "__self__", None) is plugin for event in events
+               for handler in config.plugins.events.get(event, []))
+
+
+def write_page(file: File, output: str, trash: Any = None) -> None:
+    """A page made without MkDocs, written as MkDocs writes a page (over a
+    file moved to `trash`, served_output.Trash, when the site is rebuilt in place)."""
+    from mkdocs import utils
+
+    if trash is not None:
+        trash.move(file.abs_dest_path)
+    if output.strip():
+        utils.write_file(output.encode("utf-8", errors="xmlcharrefreplace"), file.abs_dest_path)
