@@ -575,3 +575,26 @@ def test_fragment_variables_do_not_leak_into_variant_values(make_spec):
     spec = load_spec(root)
     texts = [s.text for _, _, s in assemble(spec, matrix(spec)[0]).sections]
     assert texts == ["LOUD|Mode calm", "calm|Mode calm"]
+
+
+def test_a_variant_keeps_its_hash_and_values_through_copies():
+    """A Variant works out its hash and values once (request.Variant): a copy,
+    a pickled one and one made by dataclasses.replace are equal keys, and a
+    string's hash, which differs between processes, is never carried over."""
+    import copy
+    import dataclasses
+    import pickle
+
+    v = Variant("m1", "p1", "x", (("sandbox", "ro"), ("net", "on")))
+    assert hash(v) == hash(("m1", "p1", "x", (("sandbox", "ro"), ("net", "on"))))
+    assert [v.value(a) for a in ("model", "personality", "mode", "sandbox", "net")] == ["m1", "p1", "x", "ro", "on"]
+    with pytest.raises(KeyError):
+        v.value("missing")
+    for other in (copy.copy(v), copy.deepcopy(v), pickle.loads(pickle.dumps(v))):
+        assert other == v and hash(other) == hash(v) and {v: 1}[other] == 1 and other.values == v.values
+    assert b"_hash" not in pickle.dumps(v)
+    moved = dataclasses.replace(v, mode="plan")
+    assert moved != v and moved.value("mode") == "plan" and moved.id == "m1/p1/plan/ro/on"
+    assert hash(moved) == hash(("m1", "p1", "plan", (("sandbox", "ro"), ("net", "on"))))
+    assert dataclasses.asdict(v) == {"model": "m1", "personality": "p1", "mode": "x",
+                                     "extra": (("sandbox", "ro"), ("net", "on"))}

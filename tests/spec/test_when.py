@@ -133,3 +133,23 @@ def test_when_compares_like_a_mapping_and_hashes():
     assert hash(a) == hash(When({"mode": ("plan",)}))
     assert a != When({"mode": ("plan",)}, frozenset({"mode"}))
     assert not When() and When().matches(None)  # empty: always, needs nothing
+
+
+PATTERNS = ["plan", "pl*", "p?an", "[pq]lan", "[!p]lan", "plan.x", "*", "", "[", "[]]", "a]", "p\\lan", "PLAN"]
+VALUES = ["plan", "qlan", "plan.x", "planx", "", "[", "]", "a]", "p\\lan", "PLAN", "pl"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_a_pattern_matches_as_fnmatchcase_does(pattern):
+    """A pattern without a wildcard is compared as text and the others are
+    compiled once (When._tests); either way the answer is fnmatchcase's."""
+    import fnmatch
+
+    from promptspec.assemble.request import Variant
+
+    when = When({"mode": (pattern,)})
+    for value in VALUES:
+        assert when.matches(Variant("m1", "default", value)) == fnmatch.fnmatchcase(value, pattern), (pattern, value)
+    both = When({"mode": (pattern, "qlan")})
+    assert [both.matches(Variant("m1", "default", v)) for v in VALUES] == \
+        [fnmatch.fnmatchcase(v, pattern) or v == "qlan" for v in VALUES]

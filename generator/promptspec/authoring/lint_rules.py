@@ -197,19 +197,22 @@ def _glue(result: Any) -> Iterator[Finding]:
     spec: Spec = result.spec
     by_name = {f.name: f for f in spec.fragments}
     seen: dict[tuple[str, str], tuple[str, str, int]] = {}  # (fragment, side) -> (first variant, sample, count)
+    sides: dict[int, tuple[Any, tuple[tuple[str, str], ...]]] = {}  # variants share sections: each looked at once
     for req in result.requests:
         for _, _, s in req.sections:
             f = by_name.get(s.fragment)
             if f is None or f.glue_ok:
                 continue
-            for side, glued, sample in (
-                ("start", _glued_start(s.start, s.body), s.start + s.body[:20]),
-                ("end", _glued_end(s.body, s.end), s.body[-20:] + s.end),
-            ):
-                if glued:
-                    key = (s.fragment, side)
-                    first = seen.get(key)
-                    seen[key] = (req.variant.id, sample, 1) if first is None else (first[0], first[1], first[2] + 1)
+            hit = sides.get(id(s))
+            if hit is None or hit[0] is not s:
+                hit = sides[id(s)] = (s, tuple((side, sample) for side, glued, sample in (
+                    ("start", _glued_start(s.start, s.body), s.start + s.body[:20]),
+                    ("end", _glued_end(s.body, s.end), s.body[-20:] + s.end),
+                ) if glued))
+            for side, sample in hit[1]:
+                key = (s.fragment, side)
+                first = seen.get(key)
+                seen[key] = (req.variant.id, sample, 1) if first is None else (first[0], first[1], first[2] + 1)
     for (name, side), (variant, sample, n) in sorted(seen.items()):
         f = by_name[name]
         path = _fragment_file(spec, f)

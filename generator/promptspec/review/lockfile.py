@@ -86,17 +86,28 @@ def reordered(before: Sequence[str], after: Sequence[str]) -> set[str]:
     return set(before) - kept
 
 
-def part_refs(req) -> dict[str, tuple[Any, ...]]:
+def part_refs(req, memo: dict[int, tuple[Any, tuple[Any, ...]]] | None = None) -> dict[str, tuple[Any, ...]]:
     """Provenance of a request's parts other than sections: tools (their file,
-    by the JSON sent) and the request parameters (spec.yaml's request settings)."""
+    by the JSON sent) and the request parameters (spec.yaml's request settings).
+    `memo` (id -> (object, refs)), for a walk over many requests: the tools
+    and parameters they share are digested once."""
     from ..spec.provenance import SourceRef, digest, field_ref
+
+    def refs(obj: Any, make: Any) -> tuple[Any, ...]:
+        hit = memo.get(id(obj)) if memo is not None else None
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        found = (make(obj),)
+        if memo is not None:
+            memo[id(obj)] = (obj, found)  # the object is held: its id cannot be reused meanwhile
+        return found
 
     out: dict[str, tuple[Any, ...]] = {}
     for tool in getattr(req, "tools", ()) or ():
-        out[TOOL_PREFIX + tool.name] = (SourceRef(tool.source, "", tool.line or 0, tool.line or 0, digest(tool.serialized)),)
+        out[TOOL_PREFIX + tool.name] = refs(tool, lambda t: SourceRef(t.source, "", t.line or 0, t.line or 0, digest(t.serialized)))
     params = getattr(req, "params", None)
     if params:
-        out[PARAMETERS] = (field_ref("spec.yaml", "request", dict(params)),)
+        out[PARAMETERS] = refs(params, lambda p: field_ref("spec.yaml", "request", dict(p)))
     return out
 
 
@@ -110,13 +121,14 @@ def source_pairs(result) -> set[tuple[str, str]]:
         return hit
     out: set[tuple[str, str]] = set()
     seen: set[int] = set()
+    shared: dict[int, tuple[Any, tuple[Any, ...]]] = {}
     for req in result.requests:
         for obj in (req.base, *(s for _, _, s in req.sections)):
             if id(obj) in seen:
                 continue
             seen.add(id(obj))
             out.update((r.key, r.digest) for r in getattr(obj, "sources", ()))
-        for refs in part_refs(req).values():
+        for refs in part_refs(req, shared).values():
             out.update((r.key, r.digest) for r in refs)
     layout = field_ref("spec.yaml", "layout", {k: list(v) for k, v in result.spec.layout.items()})
     out.add((layout.key, layout.digest))

@@ -46,7 +46,7 @@ from ..pipeline import Result
 from . import explorer
 from . import select as site_select
 from .html.markup import block, front_matter, h, md_inline
-from .index import ASSET_DIR, CSS, JS, LIST_LIMIT, Paths, SiteIndex
+from .index import ASSET_DIR, CSS, JS, LIST_LIMIT, USES_KEPT, Paths, SiteIndex
 from .pages import changes as site_changes
 from .pages import lint_page as site_lint
 from .pages import summary
@@ -140,6 +140,7 @@ class PageCache:
         self._explorer: tuple[Any, str] | None = None
         self._comparisons: dict[Any, Any] = {}  # summary.KEPT
         self._others: dict[Any, bytes] = {}  # site_variant.OTHERS_KEPT
+        self._uses: dict[Any, Any] = {}  # index.USES_KEPT
         self._serials = itertools.count()
         self.reused = 0
         self.made = 0
@@ -155,6 +156,9 @@ class PageCache:
         if self.keep:
             idx.memo[summary.KEPT] = self._comparisons
             idx.memo[site_variant.OTHERS_KEPT] = self._others
+            # A variant's uses: kept for the variants this build has (an edit reaches a few).
+            self._uses = {v: hit for v, hit in self._uses.items() if idx.request.get(v) is hit[0]}
+            idx.memo[USES_KEPT] = self._uses
         self._dynamic = {}
         self.reused = self.made = 0
 

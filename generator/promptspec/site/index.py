@@ -236,6 +236,11 @@ def explorer_query(v: Variant) -> str:
     return "?variant=" + quote(v.id, safe="/")
 
 
+USES_KEPT = "kept-uses"
+"""memo key of a dict kept across builds (build.PageCache under `mkdocs serve`):
+each variant's SectionUse list with the Request and Measure it was made from."""
+
+
 class SiteIndex(Paths):
     """A Result plus paths, links and lookups, shared by every page renderer.
 
@@ -342,16 +347,25 @@ class SiteIndex(Paths):
         return tuple((a, x) for a, x in v.values if a != axis)
 
     def uses(self, v: Variant) -> list[SectionUse]:
-        """`v`'s sections in send order (kept: callers must not change the list)."""
+        """`v`'s sections in send order (kept: callers must not change the list;
+        and across builds while its Request and Measure are the same objects,
+        when memo holds USES_KEPT)."""
         out = self._uses.get(v)
         if out is not None:
             return out
         m = self.measure[v]
         req = self.request[v]
+        kept = self.memo.get(USES_KEPT)
+        hit = kept.get(v) if kept is not None else None
+        if hit is not None and hit[0] is req and hit[1] is m:
+            out = self._uses[v] = hit[2]
+            return out
         out = self._uses[v] = []
         for i, message in enumerate(req.messages):
             for j, section in enumerate(message.sections):
                 out.append(SectionUse(v, i, j + 1, section, m.sections[i][j], m.estimates[i][j]))
+        if kept is not None:
+            kept[v] = (req, m, out)  # holds both: their ids cannot be reused while kept
         return out
 
     @cached_property

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping, Protocol
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from .files import SpecFS
 from .limits import Limits
@@ -158,6 +158,10 @@ class _Cell(Protocol):
     def value(self, axis: str) -> str: ...
 
 
+_WILDCARD = re.compile(r"[*?\[]")
+"""What makes an fnmatch pattern more than the text itself."""
+
+
 class When(Mapping[str, tuple[str, ...]]):
     """Which variants a rule applies to: every name must match one of its
     fnmatch patterns.  A name is an axis, else a models.json field of the
@@ -168,11 +172,19 @@ class When(Mapping[str, tuple[str, ...]]):
     (they once had four parsers and six matchers).  Read it with
     `spec.reader.read_when`, which checks every name at load."""
 
-    __slots__ = ("_terms", "_fields")
+    __slots__ = ("_terms", "_fields", "_tests")
 
     def __init__(self, terms: Mapping[str, tuple[str, ...]] | None = None, fields: frozenset[str] = frozenset()):
         self._terms: dict[str, tuple[str, ...]] = {str(k): tuple(v) for k, v in (terms or {}).items()}
         self._fields = frozenset(fields) & set(self._terms)
+        # Per name: its patterns without a wildcard (fnmatch reads them as the
+        # value itself) and the others compiled, as fnmatchcase would -- a
+        # condition is tested for every fragment and variant of a build.
+        self._tests: dict[str, tuple[frozenset[str], tuple[Callable[[str], Any], ...]]] = {
+            name: (frozenset(p for p in patterns if not _WILDCARD.search(p)),
+                   tuple(re.compile(fnmatch.translate(p)).match for p in patterns if _WILDCARD.search(p)))
+            for name, patterns in self._terms.items()
+        }
 
     @property
     def fields(self) -> frozenset[str]:
@@ -208,7 +220,8 @@ class When(Mapping[str, tuple[str, ...]]):
                 value = model.field_value(name)
             else:
                 value = variant.value(name)
-            if not any(fnmatch.fnmatchcase(value, p) for p in patterns):
+            literal, compiled = self._tests[name]
+            if value not in literal and not any(match(value) for match in compiled):
                 return False
         return True
 
