@@ -121,7 +121,7 @@ def test_a_serve_rebuild_serves_what_a_fresh_build_makes(tmp_path: Path) -> None
     assert _rewritten(lines) == len([p for p in pair if "/variants/" in p]) > 0
     fragment.write_text(fragment.read_text(encoding="utf-8").replace("Edited twice.\n", ""), encoding="utf-8")
     lines = loop.build()
-    assert _rewritten(lines) > 0 and _same_as_a_fresh_build(config, served, tmp_path, "edited-back") == after
+    assert _rewritten(lines) > 0 and _tree(served) == after  # what the fresh build made of this text
     # Pages of the other modes did not change (where a variant ranks is read from the totals
     # file, which did), and were left out of MkDocs' work.
     assert any("--plan--" in p for p in after) and not any("--plan--" in p for p in changed)
