@@ -25,22 +25,13 @@ class Variant:
     extra: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        # A variant keys most of the dicts of a build and is asked for its
-        # values hundreds of thousands of times (a site of 2,400 variants):
-        # its hash and values are worked out once, not at every look-up.
+        # A variant is asked for its values hundreds of thousands of times a
+        # build (a site of 2,400 variants), an extra axis's by a dict made from
+        # `extra` each time: they are worked out once.  (Not the hash: the
+        # dataclass's own, of the fields, is faster than one kept in Python.)
         values = (("model", self.model), ("personality", self.personality), ("mode", self.mode), *self.extra)
         object.__setattr__(self, "_values", values)
         object.__setattr__(self, "_by_axis", dict(values))
-        object.__setattr__(self, "_hash", hash((self.model, self.personality, self.mode, self.extra)))
-
-    def __hash__(self) -> int:
-        # The hash the dataclass would make (of the fields), kept.
-        h: int = self.__dict__["_hash"]
-        return h
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Made again from the fields: a string's hash differs between processes.
-        return (type(self), (self.model, self.personality, self.mode, self.extra))
 
     def value(self, axis: str) -> str:
         value: str = self.__dict__["_by_axis"][axis]
