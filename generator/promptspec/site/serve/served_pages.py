@@ -104,12 +104,12 @@ class Unchanged:
         self.site: Any = None
         self._marks: list[tuple[str, int]] = []  # (page, index of its first search entry)
         self.rewrote: set[str] = set()  # left-out pages this build made itself (rewrite)
-        self.kept = self.rewritten = 0
+        self.kept = 0  # left out as they were (not rewritten)
 
     def start(self, files: ServedFiles | None, keys: dict[str, Any], banners: Any) -> None:
         """on_files: this build's generated files (None: leave nothing out)."""
         self.files, self.keys, self.banners = files, keys, banners
-        self.left_out, self._marks, self.site, self.rewrote, self.kept, self.rewritten = {}, [], None, set(), 0, 0
+        self.left_out, self._marks, self.site, self.rewrote, self.kept = {}, [], None, set(), 0
 
     def leave_out(self, rewrite: Callable[[File], tuple[Any, Remade] | None] | None = None,
                   write: Callable[[File, str], None] | None = None) -> None:
@@ -159,8 +159,11 @@ class Unchanged:
                     file.page.markdown = file.page.content = None
                     populate(file.page)
             self.left_out, self.rewrote = {}, set()
-        self.rewritten = len(self.rewrote)
-        self.kept = len(self.left_out) - self.rewritten
+        self.kept = len(self.left_out) - len(self.rewrote)
+
+    @property
+    def rewritten(self) -> int:
+        return len(self.rewrote)
 
     def mark(self, page: Any, entries: Sequence[Any] | None) -> None:
         """on_page_context, before the search index sees the page."""
