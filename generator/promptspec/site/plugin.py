@@ -26,6 +26,7 @@ up, the error goes to the terminal and onto every page, and fixing the spec
           history_chart: []          # variant ids the timeline follows (default: one per model)
           fast_pages: true           # generated pages skip Markdown's parse of their raw HTML
                                      # (same output; false: the normal path, mkdocs_pages.py)
+          native_watch: true         # serve: the spec by change notification (false: MkDocs' 0.5 s poll)
 
 Every variant is always in the explorer page (prompts/explorer/); a variant
 without a page of its own is linked to the explorer's deep link instead.
@@ -123,6 +124,7 @@ class PromptspecConfig(base.Config):
     history = c.Optional(c.Type(list))
     history_chart = c.Type(list, default=[])
     fast_pages = c.Type(bool, default=True)
+    native_watch = c.Type(bool, default=True)
 
 
 class PromptspecPlugin(BasePlugin[PromptspecConfig]):
@@ -130,6 +132,11 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
     lets it keep the last good pages while the spec is broken."""
 
     def __init__(self) -> None:
+        from .serve.compiled_templates import PROCESS
+        from .serve.idle_collect import IdleCollector
+        from .serve.mkdocs_pages import Digests, FastPages
+        from .serve.native_watch import NativeWatch
+        from .serve.served_pages import Unchanged
         self.serving = False
         self.last_site = None
         self.error: str | None = None
@@ -147,24 +154,17 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
         self.preloaded = None  # on_pre_build's (changes, history, conformance), used by on_files
         self.generated = None  # site.build.Pages of the current build
         self.summary = None  # the build's log line, written once the pages are read (on_env)
-        from .serve.mkdocs_pages import Digests, FastPages
-
         self.fast = FastPages()  # splits, renders and written pages kept across serve rebuilds
         self.digests = Digests()  # what each generated file held and where: `serve --dirty`, serve in place
         self.nav = None
         self.dirty = False
         self.aside = None  # served_output.SetAside: the served site's folders while MkDocs cleans
         self.trash = None  # served_output.Trash: files a serve rebuild writes again, moved out of its way
-        from .serve.compiled_templates import PROCESS
-
         self.templates = PROCESS  # the theme's compiled templates, kept across this process's builds and rebuilds
-        from .serve.served_pages import Unchanged
-
         self.unchanged = Unchanged()  # serve: the generated files an edit left as they were (served_pages)
         self.shown: tuple | None = None  # (page, its content) while the search index reads the page emptied
-        from .serve.idle_collect import IdleCollector
-
         self.collector = IdleCollector()  # serve: the cyclic GC waits for the end of each rebuild
+        self.watcher = NativeWatch()  # serve: the spec's folders by the system's change notifications
 
     # -- lifecycle ------------------------------------------------------------
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -199,11 +199,11 @@ class PromptspecPlugin(BasePlugin[PromptspecConfig]):
 
     def on_shutdown(self) -> None:
         self.collector.close()
+        self.watcher.stop()
 
     def on_serve(self, server, *, config, builder):
-        for folder in [self.spec_dir, *self.watch_dirs]:
-            if folder is not None and folder.exists():
-                server.watch(str(folder))
+        folders = [f for f in [self.spec_dir, *self.watch_dirs] if f is not None and f.exists()]
+        self.watcher.watch(server, folders, self.config.native_watch, config.watch)
         return server
 
     def on_pre_build(self, *, config) -> None:
