@@ -38,10 +38,13 @@ peak memory, ru_maxrss, is that build's alone), it measures:
   says where it sits among all of them); `--serve-same-size` makes every
   edit after the first the same size instead (only the edited variants'
   pages change: the figure earlier runs of this script gave).  MkDocs polls for changes
-  every 0.5 s, so an edit waits 0-0.5 s before the rebuild starts; the
+  every 0.5 s, so without the plugin's native watch (`native_watch: false`,
+  or a platform without one) an edit waits 0-0.5 s before the rebuild starts; the
   edits are spread evenly over that period (not made at a fixed time after
   the last rebuild, which measures one wait every time), so the minimum is
-  the rebuild with the shortest wait and the median a typical one.  The
+  the rebuild with the shortest wait and the median a typical one.  Then
+  the edited file is written again as many times with the same text: the
+  floor (`noop_reload_median_s`), a rebuild that changes no page.  The
   median is reported against the plugin's full build of the same site
   (`reload_vs_build`), and the serve process's peak memory (VmHWM, after
   the first build and all the edits) against that build's peak
@@ -504,6 +507,23 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
                 cpus.append(round(_proc_cpu_s(proc.pid) - cpu, 2))
                 polls.append(round(answered - t, 2))
                 reloads.append(round(shown - t, 2))
+            # The floor: the same file written again with the same text, a
+            # rebuild that changes no page -- what any edit costs at this size.
+            floors, floor_cpus, same = [], [], target.read_text(encoding="utf-8")
+            for k in range(edits):
+                time.sleep(1.0 + POLL_PERIOD * k / edits)
+                m = _LIVERELOAD.search(_get(base + page) or "")
+                if m is None:
+                    return {"error": "the served page has no livereload script"}
+                cpu = _proc_cpu_s(proc.pid)
+                t = time.perf_counter()
+                target.write_text(same, encoding="utf-8")
+                try:
+                    _, shown = _reload_until(base, page, m.group(1), "", proc, t + args.timeout)
+                except RuntimeError as exc:
+                    return {"error": f"{exc}; see {log_path}"}
+                floor_cpus.append(round(_proc_cpu_s(proc.pid) - cpu, 2))
+                floors.append(round(shown - t, 2))
             mem = _proc_mem_mib(proc.pid)
         finally:
             target.write_text(original, encoding="utf-8")
@@ -513,7 +533,9 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
     return {"first_build_served_s": round(first, 2), "first_build_rss_mib": first_mem["peak_rss_mib"],
             "reload_s": min(reloads), "reload_median_s": statistics.median(reloads), "reloads_s": reloads,
             "livereload_answers_s": polls, "reload_cpu_s": cpus, "reload_cpu_median_s": statistics.median(cpus),
-            "loads": loads, "peak_rss_mib": mem["peak_rss_mib"], "rss_mib": mem["rss_mib"],
+            "loads": loads, "noop_reload_median_s": statistics.median(floors), "noop_reloads_s": floors,
+            "noop_reload_cpu_median_s": statistics.median(floor_cpus),
+            "peak_rss_mib": mem["peak_rss_mib"], "rss_mib": mem["rss_mib"],
             "stopped": stopped, "plugin_rebuild": lines[-1] if len(lines) > 1 else None}
 
 
@@ -578,9 +600,11 @@ def bench_size(size: int, work: Path, args: argparse.Namespace) -> dict[str, Any
         serve, build = row["serve"], row["plugin"]
         if "error" not in serve and build.get("build_s"):
             row["reload_vs_build"] = round(serve["reload_median_s"] / build["build_s"], 3)
+            row["noop_reload_vs_build"] = round(serve["noop_reload_median_s"] / build["build_s"], 3)
             row["serve_rss_vs_build"] = round(serve["peak_rss_mib"] / build["peak_rss_mib"], 2)
         print(f"  mkdocs serve, edit to reload: {json.dumps(serve)}; median reload / full build "
-              f"{row.get('reload_vs_build')}, serve peak RSS / build peak {row.get('serve_rss_vs_build')}", flush=True)
+              f"{row.get('reload_vs_build')}, floor (no page changed) / full build {row.get('noop_reload_vs_build')}, "
+              f"serve peak RSS / build peak {row.get('serve_rss_vs_build')}", flush=True)
     return row
 
 
