@@ -616,6 +616,12 @@ def test_mkdocs_serve_rebuilds_on_spec_edits_and_keeps_last_good_pages(tmp_path)
         # Fixed: the banner goes away.
         shutil.copy(TEMPLATES / "fragments" / "apps.yaml", spec / "fragments" / "apps.yaml")
         poll(base, lambda b: "ps-error" not in b and "Edited while serving" in b)
+    # The spec was watched natively (site/serve/native_watch.py), and by
+    # nothing else: MkDocs' poll of it as well would have rebuilt each edit
+    # a second time, and a build's reads of the spec would rebuild for ever.
+    log = (tmp_path / "serve.log").read_text()
+    assert f"watching '{spec}' through the system's change notifications" in log
+    assert log.count("Detected file changes") == 3, log
 
 
 def test_mkdocs_serve_with_a_broken_spec_from_the_start(tmp_path):

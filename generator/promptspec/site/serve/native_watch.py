@@ -87,6 +87,8 @@ class NativeWatch:
         for emitter in mine.values():
             emitter.stop()  # not started yet: MkDocs' observer starts it and it ends at once
         self.observer, self.folders = observer, sorted(mine)
+        shown = ", ".join(f"'{os.path.relpath(f) if _inside(f, os.getcwd()) else f}'" for f in self.folders)
+        log.info("promptspec: watching %s through the system's change notifications", shown)
 
     def stop(self) -> None:
         if self.observer is not None:
