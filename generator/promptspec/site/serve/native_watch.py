@@ -85,7 +85,7 @@ class NativeWatch:
             log.info("promptspec: watching the spec by polling (%s)", " ".join(str(exc).split()))
             return
         for emitter in mine.values():
-            emitter.stop()  # not started yet: MkDocs' observer starts it and it ends at once
+            emitter.stop()  # MkDocs starts its observer after on_serve: this poll's thread then ends at once
         self.observer, self.folders = observer, sorted(mine)
         shown = ", ".join(f"'{os.path.relpath(f) if _inside(f, os.getcwd()) else f}'" for f in self.folders)
         log.info("promptspec: watching %s through the system's change notifications", shown)
