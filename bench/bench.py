@@ -601,9 +601,12 @@ def bench_size(size: int, work: Path, args: argparse.Namespace) -> dict[str, Any
         if "error" not in serve and build.get("build_s"):
             row["reload_vs_build"] = round(serve["reload_median_s"] / build["build_s"], 3)
             row["noop_reload_vs_build"] = round(serve["noop_reload_median_s"] / build["build_s"], 3)
+            # The same ratio in CPU seconds: steadier than wall time on a machine whose speed drifts.
+            row["reload_cpu_vs_build_cpu"] = round(serve["reload_cpu_median_s"] / min(build["runs_cpu_s"]), 3)
             row["serve_rss_vs_build"] = round(serve["peak_rss_mib"] / build["peak_rss_mib"], 2)
         print(f"  mkdocs serve, edit to reload: {json.dumps(serve)}; median reload / full build "
-              f"{row.get('reload_vs_build')}, floor (no page changed) / full build {row.get('noop_reload_vs_build')}, "
+              f"{row.get('reload_vs_build')} (CPU {row.get('reload_cpu_vs_build_cpu')}), "
+              f"floor (no page changed) / full build {row.get('noop_reload_vs_build')}, "
               f"serve peak RSS / build peak {row.get('serve_rss_vs_build')}", flush=True)
     return row
 
