@@ -7,6 +7,7 @@ run with it on."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -97,6 +98,12 @@ def test_a_change_reaches_mkdocs_watch_natively_and_a_read_does_not(served):
     assert not any("a.md" in line for line in before), lines
     assert all("spec" in line for line in lines)  # nothing from docs/, which nobody touched
     assert server._want_rebuild  # MkDocs' own handler asked for the rebuild
+
+    # An editor that saves by renaming a file written elsewhere into place.
+    elsewhere = spec.parent / "saved.tmp"
+    elsewhere.write_text("renamed in\n", encoding="utf-8")
+    os.replace(elsewhere, spec / "fragments" / "a.md")
+    seen.wait_for("a.md")
 
     watcher.stop()
     assert watcher.observer is None
