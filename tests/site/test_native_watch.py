@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -39,9 +40,9 @@ class _Seen(logging.Handler):
             self.lines.append(record.getMessage())
             self.changed.notify_all()
 
-    def wait_for(self, text: str, timeout: float = 30) -> list[str]:
+    def wait_for(self, text: str, timeout: float = 30, times: int = 1) -> list[str]:
         with self.changed:
-            assert self.changed.wait_for(lambda: any(text in line for line in self.lines), timeout), self.lines
+            assert self.changed.wait_for(lambda: sum(text in line for line in self.lines) >= times, timeout), self.lines
             return list(self.lines)
 
 
@@ -107,6 +108,38 @@ def test_a_change_reaches_mkdocs_watch_natively_and_a_read_does_not(served):
 
     watcher.stop()
     assert watcher.observer is None
+
+
+@needs_native
+def test_a_folder_swapped_or_made_again_is_watched_where_it_now_is(served, tmp_path):
+    """A native watch stays with the folder it was given; `import-codex
+    --force` swaps a new folder in by rename, and the watch must follow the
+    path, as MkDocs' poll does."""
+    server, watcher, spec, seen = served
+    watcher.watch(server, [spec])
+    server.observer.start()
+    staging = tmp_path / "staging"
+    (staging / "fragments").mkdir(parents=True)
+    (staging / "fragments" / "a.md").write_text("imported again\n", encoding="utf-8")
+    os.rename(spec, tmp_path / "old")
+    os.rename(staging, spec)
+    # The swap itself, moved away and moved in: each a change MkDocs rebuilds for, the
+    # second once the folder now at the path is watched.
+    lines = seen.wait_for(f"src_path='{spec}'", times=2)
+    assert any("is_directory=False" in line for line in lines if f"src_path='{spec}'" in line), lines
+    (tmp_path / "old" / "fragments" / "a.md").write_text("the folder swapped out\n", encoding="utf-8")
+    (spec / "fragments" / "c.md").write_text("an edit after the swap\n", encoding="utf-8")
+    lines = seen.wait_for("c.md")
+    assert not any(str(tmp_path / "old") in line for line in lines), lines  # the folder moved away is not watched
+
+    # Deleted, then made again: again two changes, the second once the new folder is watched.
+    with seen.changed:
+        seen.lines.clear()
+    shutil.rmtree(spec)
+    (spec / "fragments").mkdir(parents=True)
+    seen.wait_for(f"src_path='{spec}'", times=2)
+    (spec / "fragments" / "d.md").write_text("made again\n", encoding="utf-8")
+    seen.wait_for("d.md")
 
 
 def test_a_folder_another_watch_covers_keeps_the_poll(served, tmp_path):

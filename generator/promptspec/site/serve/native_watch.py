@@ -12,7 +12,10 @@ watchdog, which MkDocs itself uses) puts each change into MkDocs' event
 queue as that watch's.
 
 Only changes go through: a build opens and reads every spec file, and an
-open or a close without a write must not start another rebuild.  A folder
+open or a close without a write must not start another rebuild.  A native
+watch stays with the folder it was given, so the folder's parent is watched
+too (its own entries only): a folder swapped in by rename or made again is
+watched where it now is (`_Folder`), as the poll would.  A folder
 keeps the poll where nothing native can take over: watchdog has no native
 observer on the platform, the observer cannot start (inotify's watch
 limit), the server is not the one expected, another watch of the server's
@@ -76,9 +79,8 @@ class NativeWatch:
         skip = tuple(getattr(events, name) for name in _NOT_CHANGES if hasattr(events, name))
         observer = Observer()
         try:
-            for path, emitter in mine.items():
-                observer.schedule(_Forward(polling.event_queue, emitter.watch, skip), path,
-                                  recursive=emitter.watch.is_recursive)
+            for emitter in mine.values():
+                _Folder(observer, polling.event_queue, emitter.watch, skip, events.FileModifiedEvent)
             observer.start()
         except OSError as exc:  # e.g. inotify's limit of watches or instances
             observer.unschedule_all()
@@ -95,6 +97,42 @@ class NativeWatch:
             self.observer.stop()
             self.observer.join()
             self.observer = None
+
+
+class _Folder:
+    """One folder under the native observer: a watch of it, and a watch of its
+    parent's own entries that sees the folder itself replaced -- renamed
+    away and another renamed in (the swap of `import-codex --force`), or
+    deleted and made again.  A native watch stays with the folder it was
+    given, wherever that goes, where MkDocs' poll follows the path; so on
+    such an event the folder's watch is made again for what is at the path
+    now, and MkDocs is told of a change (as a file's: it passes over
+    folders' events), since the files there are new."""
+
+    def __init__(self, observer: Any, queue: Any, watch: Any, skip: tuple[type, ...], changed: type) -> None:
+        self.observer, self.queue, self.watch, self.skip, self.changed = observer, queue, watch, skip, changed
+        self.inner: Any = None
+        self.arm()
+        observer.schedule(self, os.path.dirname(watch.path), recursive=False)
+
+    def arm(self) -> None:
+        if self.inner is not None:
+            self.observer.unschedule(self.inner)
+            self.inner = None
+        if os.path.isdir(self.watch.path):
+            self.inner = self.observer.schedule(_Forward(self.queue, self.watch, self.skip), self.watch.path,
+                                                recursive=self.watch.is_recursive)
+
+    def dispatch(self, event: Any) -> None:
+        """An event among the parent's entries: the folder's own name?"""
+        if self.watch.path not in (event.src_path, getattr(event, "dest_path", None)):
+            return
+        try:
+            self.arm()
+        except OSError as exc:  # e.g. inotify's limit: say so, rather than see nothing from now on
+            log.warning("promptspec: changes to '%s' are no longer seen (%s); restart serve",
+                        self.watch.path, " ".join(str(exc).split()))
+        self.queue.put((self.changed(self.watch.path), self.watch))
 
 
 class _Forward:
