@@ -98,7 +98,8 @@ def test_a_change_reaches_mkdocs_watch_natively_and_a_read_does_not(served):
     before = lines[:next(i for i, line in enumerate(lines) if "b.md" in line)]
     assert not any("a.md" in line for line in before), lines
     assert all("spec" in line for line in lines)  # nothing from docs/, which nobody touched
-    assert server._want_rebuild  # MkDocs' own handler asked for the rebuild
+    with server._rebuild_cond:  # MkDocs' own handler asks for the rebuild (just after its log line)
+        assert server._rebuild_cond.wait_for(lambda: server._want_rebuild, 10)
 
     # An editor that saves by renaming a file written elsewhere into place.
     elsewhere = spec.parent / "saved.tmp"

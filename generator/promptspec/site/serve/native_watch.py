@@ -36,6 +36,10 @@ _NOT_CHANGES = ("FileOpenedEvent", "FileClosedNoWriteEvent", "DirOpenedEvent", "
 """watchdog's events for reading a file (those its version has)."""
 
 
+_REPLACED = ("created", "deleted", "moved")
+"""watchdog's event types by which a name can come to stand for another folder."""
+
+
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
@@ -124,14 +128,18 @@ class _Folder:
                                                 recursive=self.watch.is_recursive)
 
     def dispatch(self, event: Any) -> None:
-        """An event among the parent's entries: the folder's own name?"""
-        if self.watch.path not in (event.src_path, getattr(event, "dest_path", None)):
+        """An event among the parent's entries: the folder's own name, made,
+        deleted or renamed?  (Not opened or read: a build lists the folder.)"""
+        if event.event_type not in _REPLACED or self.watch.path not in (event.src_path, getattr(event, "dest_path", None)):
             return
-        try:
-            self.arm()
-        except OSError as exc:  # e.g. inotify's limit: say so, rather than see nothing from now on
-            log.warning("promptspec: changes to '%s' are no longer seen (%s); restart serve",
-                        self.watch.path, " ".join(str(exc).split()))
+        # Watched again once a folder is there (made, or renamed to the name): a
+        # folder deleted stops its own watch as it goes, and is left to do so.
+        if event.event_type == "created" or getattr(event, "dest_path", None) == self.watch.path:
+            try:
+                self.arm()
+            except OSError as exc:  # e.g. inotify's limit: say so, rather than see nothing from now on
+                log.warning("promptspec: changes to '%s' are no longer seen (%s); restart serve",
+                            self.watch.path, " ".join(str(exc).split()))
         self.queue.put((self.changed(self.watch.path), self.watch))
 
 
