@@ -486,44 +486,40 @@ def serve_reload(config: Path, target: Path, cache: Path, page: str, args: argpa
                 time.sleep(0.25)
             first = time.perf_counter() - t
             first_mem = _proc_mem_mib(proc.pid)
-            reloads, polls, cpus, loads = [], [], [], []
-            for k in range(edits):
-                marker = f"bench-edit-{os.getpid()}-{k}-{time.time_ns()}"
-                # Let the watcher settle after the last build; then an edit at
+
+            def timed(k: int, text: str, marker: str) -> tuple[float, float, float, float]:
+                """Write `text` to the edited file and wait until the page holds
+                `marker`: (load before, CPU s, s to the livereload answer, s to the page)."""
+                # Let the watcher settle after the last build; then a write at
                 # a new point of its polling period each time.
                 time.sleep(1.0 + POLL_PERIOD * k / edits)
                 m = _LIVERELOAD.search(_get(base + page) or "")
                 if m is None:
-                    return {"error": "the served page has no livereload script"}
-                loads.append(_load())
-                cpu = _proc_cpu_s(proc.pid)
-                t = time.perf_counter()
-                words = "" if args.serve_same_size else " word" * (k + 1)
-                target.write_text(original + marker + words + "\n", encoding="utf-8")
-                try:
-                    answered, shown = _reload_until(base, page, m.group(1), marker, proc, t + args.timeout)
-                except RuntimeError as exc:
-                    return {"error": f"{exc}; see {log_path}"}
-                cpus.append(round(_proc_cpu_s(proc.pid) - cpu, 2))
-                polls.append(round(answered - t, 2))
-                reloads.append(round(shown - t, 2))
-            # The floor: the same file written again with the same text, a
-            # rebuild that changes no page -- what any edit costs at this size.
-            floors, floor_cpus, same = [], [], target.read_text(encoding="utf-8")
-            for k in range(edits):
-                time.sleep(1.0 + POLL_PERIOD * k / edits)
-                m = _LIVERELOAD.search(_get(base + page) or "")
-                if m is None:
-                    return {"error": "the served page has no livereload script"}
-                cpu = _proc_cpu_s(proc.pid)
-                t = time.perf_counter()
-                target.write_text(same, encoding="utf-8")
-                try:
-                    _, shown = _reload_until(base, page, m.group(1), "", proc, t + args.timeout)
-                except RuntimeError as exc:
-                    return {"error": f"{exc}; see {log_path}"}
-                floor_cpus.append(round(_proc_cpu_s(proc.pid) - cpu, 2))
-                floors.append(round(shown - t, 2))
+                    raise RuntimeError("the served page has no livereload script")
+                load, cpu, t = _load(), _proc_cpu_s(proc.pid), time.perf_counter()
+                target.write_text(text, encoding="utf-8")
+                answered, shown = _reload_until(base, page, m.group(1), marker, proc, t + args.timeout)
+                return load, round(_proc_cpu_s(proc.pid) - cpu, 2), round(answered - t, 2), round(shown - t, 2)
+
+            reloads, polls, cpus, loads, floors, floor_cpus = [], [], [], [], [], []
+            try:
+                for k in range(edits):
+                    marker = f"bench-edit-{os.getpid()}-{k}-{time.time_ns()}"
+                    words = "" if args.serve_same_size else " word" * (k + 1)
+                    load, cpu, poll, reload = timed(k, original + marker + words + "\n", marker)
+                    loads.append(load)
+                    cpus.append(cpu)
+                    polls.append(poll)
+                    reloads.append(reload)
+                # The floor: the same file written again with the same text, a
+                # rebuild that changes no page -- what any edit costs at this size.
+                same = target.read_text(encoding="utf-8")
+                for k in range(edits):
+                    _, cpu, _, reload = timed(k, same, "")
+                    floor_cpus.append(cpu)
+                    floors.append(reload)
+            except RuntimeError as exc:
+                return {"error": f"{exc}; see {log_path}"}
             mem = _proc_mem_mib(proc.pid)
         finally:
             target.write_text(original, encoding="utf-8")

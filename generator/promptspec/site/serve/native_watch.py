@@ -35,7 +35,6 @@ log = logging.getLogger("mkdocs.plugins.promptspec")
 _NOT_CHANGES = ("FileOpenedEvent", "FileClosedNoWriteEvent", "DirOpenedEvent", "DirClosedNoWriteEvent")
 """watchdog's events for reading a file (those its version has)."""
 
-
 _REPLACED = ("created", "deleted", "moved")
 """watchdog's event types by which a name can come to stand for another folder."""
 
@@ -114,7 +113,8 @@ class _Folder:
     folders' events), since the files there are new."""
 
     def __init__(self, observer: Any, queue: Any, watch: Any, skip: tuple[type, ...], changed: type) -> None:
-        self.observer, self.queue, self.watch, self.skip, self.changed = observer, queue, watch, skip, changed
+        self.observer, self.queue, self.watch, self.changed = observer, queue, watch, changed
+        self.forward = _Forward(queue, watch, skip)
         self.inner: Any = None
         self.arm()
         observer.schedule(self, os.path.dirname(watch.path), recursive=False)
@@ -124,8 +124,7 @@ class _Folder:
             self.observer.unschedule(self.inner)
             self.inner = None
         if os.path.isdir(self.watch.path):
-            self.inner = self.observer.schedule(_Forward(self.queue, self.watch, self.skip), self.watch.path,
-                                                recursive=self.watch.is_recursive)
+            self.inner = self.observer.schedule(self.forward, self.watch.path, recursive=self.watch.is_recursive)
 
     def dispatch(self, event: Any) -> None:
         """An event among the parent's entries: the folder's own name, made,
